@@ -1507,7 +1507,9 @@ class MainWindow(QMainWindow):
                     self.docks["Errors"].raise_()
             full = f"{done[:-1]}{again}.{chose}{warned}"
             kept = len(result.get("latency_kept") or []) if result.get("latency_text") else 0
-            short = f"{done[:-1]}{again}.{choice_short(result.get('choice'), result.get('choice_text') or '')}"
+            chose_short = choice_short(result.get("choice"), result.get("choice_text") or "",
+                                       result.get("choice_undo_steps", 1))  # 2: the latency check's edit after it
+            short = f"{done[:-1]}{again}.{chose_short}"
             short += f" The latency check kept {count(kept, 'unit')} float." if kept else ""
             short += warned
             # the status bar holds a line: the whole text is in the Calibration panel and the tooltip

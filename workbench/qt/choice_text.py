@@ -26,19 +26,23 @@ def choice_line(choice: dict) -> str:
     return line + "."
 
 
-def applied_note() -> str:
-    """What to do about a choice applied as one edit, in the GUI's terms."""
-    return (" Ctrl+Z restores the recipe the choice started from (the preset and your node overrides; F5 then "
+def applied_note(steps: int = 1) -> str:
+    """What to do about a choice applied as one edit, in the GUI's terms; ``steps`` 2 when the latency check's
+    edit was pushed after it (the first Ctrl+Z undoes that one: "Ctrl+Z restores ..." was then untrue)."""
+    keys = "Ctrl+Z" if steps == 1 else "Ctrl+Z twice (the first undoes the latency check's units)"
+    return (f" {keys} restores the recipe the choice started from (the preset and your node overrides; F5 then "
             "calibrates it as it is); untick \"Choose the recipe first\" in "
             "the Calibration panel to calibrate presets as they are.")
 
 
-def choice_short(choice: dict | None, text: str = "") -> str:
+def choice_short(choice: dict | None, text: str = "", steps: int = 1) -> str:
     """The status bar's few words for a choice made (``" Recipe choice: compute+mse + 9 units kept float
-    (Ctrl+Z undoes)."``) or skipped (``text``, its whole line, holds why: the Calibration panel shows it);
-    "" when none was made or skipped."""
+    (Ctrl+Z undoes)."``; ``steps`` 2: "(Ctrl+Z twice undoes)", the latency check's edit pushed after it) or
+    skipped (``text``, its whole line, holds why: the Calibration panel shows it); "" when none was made or
+    skipped."""
     if choice and not choice.get("skipped"):
-        return f" Recipe choice: {choice.get('label') or choice['chosen']} (Ctrl+Z undoes)."
+        keys = "Ctrl+Z" if steps == 1 else "Ctrl+Z twice"
+        return f" Recipe choice: {choice.get('label') or choice['chosen']} ({keys} undoes)."
     return " Recipe choice skipped." if "skipped" in text else ""
 
 

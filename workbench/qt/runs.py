@@ -245,6 +245,7 @@ class RunController(QObject):
         elif push_edit(self.doc, chosen, f"Choose recipe: {label}"):
             self.applied_choice = AppliedChoice(label, chosen)
             note = applied_note()
+            result = {**result, "choice_applied": True}  # _adopt_latency's edit may follow it
         else:
             note = ""
         return {**result, "choice_text": f"{text[:1].upper()}{text[1:]}.{note}"}
@@ -269,6 +270,9 @@ class RunController(QObject):
         push_edit(self.doc, api.Recipe.model_validate_json(result["recipe"]),
                   f"Keep {units} float (latency check{', ' + islands.removesuffix(', ') if islands else ''})")
         self.doc.note_latency_kept(kept, result.get("problems") or [])  # why, for a saved project's latency_kept
+        if result.get("choice_applied"):  # two edits now: the first Ctrl+Z undoes this one
+            result = {**result, "choice_undo_steps": 2,
+                      "choice_text": result["choice_text"].replace(applied_note(), applied_note(2))}
         return {**result, "latency_text": f" The latency check kept {units} float ({islands}slower quantized on "
                                           "this machine), as `workbench-cli quantize` does; the recipe now says so "
                                           "(Ctrl+Z undoes)."}
