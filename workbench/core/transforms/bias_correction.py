@@ -518,7 +518,13 @@ def conv_output_shift(node: onnx.NodeProto, dw: np.ndarray, mean_x: np.ndarray) 
 def conv_output_shifts(terms: list[tuple[onnx.NodeProto, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
     """:func:`conv_output_shift` of each ``(node, dw, mean_x)``, the Convs side by side in one onnxruntime
     session (one session build instead of one per term; each Conv is the same kernel on the same values, so
-    the same bits as alone)."""
+    the same bits as alone).
+
+    The session keeps onnxruntime's default optimisation level: its NCHWc layout rewrite is most of a build
+    (nudenet_320n's first call of its recipe choice, 126 Convs: 0.026-0.063 s of CPU, run 0.044-0.069 s;
+    ORT_ENABLE_EXTENDED 0.014-0.025 s, BASIC and DISABLE_ALL alike, 3 builds each), but without it the Convs
+    run on other kernels and give other bits, so other biases written. ``session.disable_prepacking`` gives
+    the same bits in the same CPU (build 0.025-0.051 s, run 0.052-0.085 s)."""
     if not terms:
         return []
     convs, inputs, outputs, inits = [], [], [], []

@@ -678,7 +678,10 @@ def _run(proto, rows: list[dict[str, np.ndarray]], points: list[tuple[str, int, 
     quantized) and digits_transformer (float), and was not faster overall (6 rows, one loaded run each:
     nudenet_320n quantized 0.072 -> 0.044 s but float 0.22 -> 0.25 s, ppocrv4_rec float 0.36 -> 0.53 s,
     quantized 0.32 -> 0.34 s). The session is onnxruntime's default one: other options
-    that give the same outputs (ORT_ENABLE_EXTENDED, ``session.disable_prepacking``) build it in the same CPU
+    that give the same outputs (ORT_ENABLE_EXTENDED, ``session.disable_prepacking``; on ppocrv4_rec's chosen
+    model also ``enable_mem_pattern`` or ``enable_cpu_mem_arena`` off, 3 builds each: 0.08-0.12 s against
+    0.07-0.09 s, 16 rows 0.25-0.42 s against 0.23-0.33 s; one intra-op thread ran them in 0.21-0.22 s of CPU,
+    the same bits there, but it gives up the second core's wall time) build it in the same CPU
     within the noise (nudenet_320n quantized 0.08-0.11 s, ppocrv4_rec 0.12-0.16 s); about half of a build is
     the graph itself (nudenet_320n's 918-node quantized model: 0.04-0.05 s of CPU with ORT_DISABLE_ALL, whose
     outputs differ), so the choice's cost in sessions is one build per model scored."""
