@@ -84,8 +84,9 @@ def test_neighbouring_boxes_read_apart_and_name_their_kernel(qtbot, make_canvas)
     assert len(titles) == 3 and len(set(titles)) == 3  # was "Conv_1…d_node" three times
     for (k, _), title in zip(UNITS, titles, strict=True):
         assert title.startswith(f"Conv_{k}_quant")
-    # each box is one unit: 13 nodes, the kernel it holds (was "13 nodes · 8% quantized"; the first box 18 nodes)
-    assert [info for _, info in shown] == ["13 \u00b7 ConvInteger u8/u8"] * 3
+    # each box is one unit: 13 nodes, the kernel it holds (was "13 nodes · 8% quantized"; the first box 18 nodes); the
+    # line whole, as the boxes are as wide as their titles need (it read "13 · ConvInteger u8/u8" in 240 wide boxes)
+    assert [info for _, info in shown] == ["13 nodes \u00b7 ConvInteger u8/u8"] * 3
     assert canvas._state.data.hierarchy.titles == ["Conv_11_quant \u2013 Mul_13", "Conv_13_quant \u2013 Mul_15",
                                                    "Conv_16_quant \u2013 Mul_18"]
 
@@ -110,4 +111,6 @@ def test_boxes_of_kernels_without_a_name_of_their_own_name_them(qtbot, make_canv
             n.name = "conv"
     canvas = make_canvas(1200, 900)
     _open(qtbot, canvas, proto, compute=summarize_quantization(proto).compute)
-    assert [info for _, info in boxes(canvas)] == ["13 \u00b7 ConvInteger u8/u8"] * 3
+    whole, short = "13 nodes \u00b7 ConvInteger u8/u8", "13 \u00b7 ConvInteger u8/u8"
+    # boxes titled "ConvInteger#18 – Mul_15" are wider than "conv – Mul_13" (240): their line is whole
+    assert [info for _, info in boxes(canvas)] == ([short, whole, whole] if rename == "repeated" else [whole] * 3)

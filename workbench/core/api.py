@@ -225,6 +225,7 @@ _LAZY: dict[str, str] = {
     "Placement": "workbench.core.graph.group_layout",
     "plan_group_layout": "workbench.core.graph.group_layout",
     "place": "workbench.core.graph.group_layout",
+    "TitleMetrics": "workbench.core.graph.box_widths",
     # running a model (the histogram job of workbench.core.jobs)
     "add_outputs": "workbench.core.runtime.session",
     "make_session": "workbench.core.runtime.session",

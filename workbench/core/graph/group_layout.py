@@ -9,8 +9,9 @@ from every group's *fully expanded* width, so they never depend on which groups 
 
 :func:`place` turns a set of expanded groups into scene coordinates: rows of a container are
 stacked top to bottom, each as tall as its tallest item; items are top-aligned in their row; a
-collapsed group is a ``BOX_W`` x ``BOX_H`` box at the left of its slot (the slot is as wide as
-the group fully expanded, so opening it grows the frame to the right and down). Therefore expanding or
+collapsed group is a ``BOX_H`` high box at the left of its slot, ``BOX_W`` wide or as wide as its
+title needs up to ``MAX_BOX_W`` (:mod:`workbench.core.graph.box_widths`; the slot is as wide as the
+group fully expanded or as its box, so opening it grows the frame to the right and down). Therefore expanding or
 collapsing a group ``G``:
 
 * never changes the x of any node or box;
@@ -43,14 +44,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from workbench.core.graph.box_widths import TitleMetrics, collapsed_widths
 from workbench.core.graph.hierarchy import Hierarchy
 from workbench.core.graph.layout import assign_layers, sugiyama
 from workbench.core.progress import CancelToken
 
 #: Node box (scene pixels); matches the canvas's node items.
 NODE_W, NODE_H = 150.0, 54.0
-#: Collapsed group box (scene pixels).
+#: Collapsed group box (scene pixels): at least ``BOX_W`` wide, wider up to ``MAX_BOX_W`` where its title needs it.
 BOX_W, BOX_H = 240.0, 90.0
+MAX_BOX_W = 2.5 * BOX_W
 #: Column pitch of the Sugiyama x coordinate, gaps between items and rows, frame paddings.
 COL_W, GAP_X, GAP_Y = 190.0, 40.0, 40.0
 PAD, TITLE_H = 14.0, 34.0
@@ -100,6 +103,12 @@ class GroupLayoutPlan:
     #: (container, (item, item)) top to bottom (see ``_container_edges``); only edges that have
     #: passages in some container
     edge_owner: dict[int, list[Segment]] = field(default_factory=dict)
+    #: group -> width of its collapsed box, where wider than ``BOX_W`` (its title needs it)
+    box_w: dict[int, float] = field(default_factory=dict)
+
+    def box_width(self, g: int) -> float:
+        """Width of group ``g``'s box when collapsed (scene pixels)."""
+        return self.box_w.get(g, BOX_W)
 
 
 @dataclass
@@ -329,7 +338,7 @@ def _pack_items(c: Container, layers: list[int], xs: list[float]) -> None:
 
 
 def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], *,
-                      cancel: CancelToken | None = None) -> GroupLayoutPlan:
+                      titles: TitleMetrics | None = None, cancel: CancelToken | None = None) -> GroupLayoutPlan:
     """Order every container's items and fix their horizontal slots (see the module docstring).
 
     Parameters
@@ -338,12 +347,16 @@ def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], 
         Groups of the ``n_nodes`` nodes (``len(h.node_group) == n_nodes``).
     edges : list of (int, int)
         Producer -> consumer node index pairs (``GraphStructure.edges``).
+    titles : TitleMetrics, optional
+        The font collapsed boxes' titles are drawn in: a box is as wide as its title needs, up to
+        ``MAX_BOX_W``; without it every box is ``BOX_W`` wide.
     cancel : CancelToken, optional
         Checked between containers; raises ``Cancelled``.
     """
     per, owner = _container_edges(h, edges)
     # sweeps per container as layout.py gives the flat graph: 100 on small models, 10 from 20,000 nodes
     maxiter = max(10, min(100, 200_000 // max(n_nodes, 1)))
+    box_w = collapsed_widths(h.titles, titles, BOX_W, MAX_BOX_W)
     containers: dict[int, Container] = {}
     # children before parents: a parent's slots need its child groups' full widths
     for g in sorted(h.children, key=lambda g: -(h.depth[g] if g >= 0 else 0)):
@@ -351,7 +364,8 @@ def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], 
             cancel.check()
         c = Container(g, [*h.direct[g], *(-(k + 1) for k in h.children[g])])
         layers, xs, dummies = _order(c.items, per[g], maxiter)
-        c.slot_w = [NODE_W if it >= 0 else max(BOX_W, containers[-(it + 1)].width + 2 * PAD) for it in c.items]
+        c.slot_w = [NODE_W if it >= 0 else max(box_w.get(-(it + 1), BOX_W), containers[-(it + 1)].width + 2 * PAD)
+                    for it in c.items]
         _pack(c, layers, xs, dummies)
         containers[g] = c
     for c in containers.values():
@@ -361,7 +375,7 @@ def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], 
     routed = {e: segs for e, segs in enumerate(owner)
               if any(key[0] == ENTER or key in containers[g].routes or key[0] in containers[g].tall_row_of
                      for g, key in segs)}
-    return GroupLayoutPlan(h, containers, n_nodes, routed)
+    return GroupLayoutPlan(h, containers, n_nodes, routed, box_w)
 
 
 def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placement:
@@ -414,7 +428,7 @@ def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placeme
                     lay(child, left + PAD, y + TITLE_H + ENTRY_H)
                 else:
                     hh = BOX_H
-                    out.boxes[child] = (left, y, left + BOX_W, y + BOX_H)
+                    out.boxes[child] = (left, y, left + plan.box_width(child), y + BOX_H)
                     out.collapsed.add(child)
                     rep[h.members(child)] = child
                 row_h = max(row_h, hh)

@@ -24,6 +24,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
+from workbench.core.api import TitleMetrics
 from workbench.qt.canvas.colors import NO_VALUE, SELECTION, text_color
 from workbench.qt.canvas.group_labels import (
     FITTED_MIN_PX,
@@ -50,6 +51,12 @@ _FRAME_TINTS_DARK = (QColor("#28303c"), QColor("#353027"), QColor("#283429"), QC
 #: colour of an open frame's title, on the light tints and on the dark ones
 FRAME_TITLE = {False: QColor("#2b3a52"), True: QColor("#dfe6f0")}
 _BOX_FILL = QColor("#dfe7f3")
+#: width (scene pixels) of a collapsed box its title's text does not get: the chevron left of it, margins
+TITLE_CHROME = CHEVRON_W + 10.0
+#: characters whose advance :func:`title_metrics` measures (others count as the font's widest glyph):
+#: Latin-1 and the dash, times, ellipsis and arrow block titles use
+_MEASURED = "".join(map(chr, range(32, 127))) + "".join(map(chr, range(160, 256))) + "\u2013\u2014\u00d7\u2026\u2192"
+_title_metrics: TitleMetrics | None = None
 
 
 def chevron_rect(box: QRectF) -> QRectF:
@@ -73,6 +80,17 @@ class _Fonts:
             cls.frame = QFont()
             cls.frame.setPixelSize(17)
             cls.frame.setBold(True)
+
+
+def title_metrics() -> TitleMetrics:
+    """The collapsed boxes' title font measured for the layout (which cannot measure text), so a box is
+    made as wide as its title needs (``plan_group_layout``); measured once."""
+    global _title_metrics
+    if _title_metrics is None:
+        _Fonts.ensure()
+        m = QFontMetricsF(_Fonts.title)
+        _title_metrics = TitleMetrics({ch: m.horizontalAdvance(ch) for ch in _MEASURED}, m.maxWidth(), TITLE_CHROME)
+    return _title_metrics
 
 
 def same_scale(a: float, b: float) -> bool:
@@ -351,7 +369,7 @@ class GroupsItem(QGraphicsItem):
         """The title and second line collapsed group ``g`` shows in a box ``width`` scene pixels wide."""
         _Fonts.ensure()
         h = self.state.data.hierarchy
-        title = QFontMetricsF(_Fonts.title).elidedText(h.titles[g], title_elide(h), width - CHEVRON_W - 10)
+        title = QFontMetricsF(_Fonts.title).elidedText(h.titles[g], title_elide(h), width - TITLE_CHROME)
         return title, box_info(QFontMetricsF(_Fonts.info), len(h.members(g)), self.state.group_texts.get(g),
                                info_room(width))
 

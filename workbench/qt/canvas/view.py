@@ -36,7 +36,7 @@ from workbench.core.wording import count
 from workbench.qt.canvas import colors
 from workbench.qt.canvas.group_figures import group_figures
 from workbench.qt.canvas.group_view import CanvasGroups
-from workbench.qt.canvas.groups_item import GroupsItem
+from workbench.qt.canvas.groups_item import GroupsItem, title_metrics
 from workbench.qt.canvas.interaction import CanvasInteraction
 from workbench.qt.canvas.items import (
     DETAIL_SCALE,
@@ -233,7 +233,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._clear()
         self._hits, self._hit_pos = [], -1
         options = {"collapse_qdq": collapse_qdq, "cache_dir": self._cache_dir, "groups": self._use_groups,
-                   "depth": depth}
+                   "depth": depth, "titles": title_metrics()}
         pause_gc()
         self._gc_paused = True
         # in the legend's place until the layout arrives (it read "No model open" for the seconds of a layout)

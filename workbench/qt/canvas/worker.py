@@ -236,21 +236,22 @@ def child_main(conn) -> None:
 
 
 def prepare(proto, positions, *, collapse_qdq=False, cache_dir: Path | str | None = None, cancel=None,
-            groups=True, depth=None, edge_quant=True):
+            groups=True, depth=None, edge_quant=True, titles=None):
     """Structure, layout and scene geometry of ``proto``.
 
     With ``positions`` (node name -> centre) the picture is flat and uses them. Otherwise, with
     ``groups``, nodes are grouped by name scope (``build_hierarchy``), laid out hierarchically
     (``plan_group_layout``) and opened to ``depth`` (default ``auto_depth``: the deepest level
-    that draws at most 80 boxes and nodes); without ``groups``, the flat cached ``layout_routed``
-    (long edges routed through the layers they skip).
+    that draws at most 80 boxes and nodes), each collapsed box as wide as its title needs in
+    ``titles`` (a ``TitleMetrics`` the GUI measured; None: every box ``BOX_W`` wide); without ``groups``,
+    the flat cached ``layout_routed`` (long edges routed through the layers they skip).
     With ``edge_quant`` an already-quantized model also gets the dtype each edge carries
     (``edge_quantization``, which reads scale and zero point values).
     """
     structure = graph_structure(proto, collapse_qdq=collapse_qdq)
     if positions is None and groups:
         hierarchy = build_hierarchy(structure.names, structure.op_types, structure.edges)
-        plan = plan_group_layout(hierarchy, len(structure.names), structure.edges, cancel=cancel)
+        plan = plan_group_layout(hierarchy, len(structure.names), structure.edges, titles=titles, cancel=cancel)
         open_depth = auto_depth(hierarchy) if depth is None else depth
         data = build_scene_data(structure, plan=plan, expanded=frozenset(expanded_to_depth(hierarchy, open_depth)))
     else:
