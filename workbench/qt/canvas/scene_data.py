@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QPainterPath
 
 from workbench.core.api import GraphStructure, GroupLayoutPlan, Hierarchy, Placement, place
-from workbench.qt.canvas.badge_spots import badge_spot, title_rects
+from workbench.qt.canvas.badge_spots import badge_spot, head_rects, title_rects
 
 NODE_W = 150.0  # the same as workbench.core.graph.group_layout.NODE_W / NODE_H (the layout spaces by them)
 NODE_H = 54.0
@@ -290,7 +290,9 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
     straight = data.straight_edges
     rep = placement.rep.tolist() if placement is not None else None
     drawn: set[tuple[int, int]] = set()
-    keep_off = title_rects(data.gx0, data.gy0, data.gx1, TITLE_BAR, CHEVRON_W)  # badges stay off groups' titles
+    keep_off = title_rects(data.gx0, data.gy0, data.gx1, TITLE_BAR, CHEVRON_W)
+    tips: list[tuple[float, float]] = []  # where each drawn edge's arrow head ends
+    badged = []  # (text, producer, consumer, xa, ya, xb, yb, route) of each edge with a badge
     for e, (a, b) in enumerate(structure.edges):
         xa, ya, xb, yb = xs[a], bottom[a], xs[b], top[b]
         if rep is not None and (rep[a] >= 0 or rep[b] >= 0):
@@ -307,12 +309,16 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
             bowed = max(bowed, max(x for x, _t, _b in route))
         elif bow and yb - ya > LONG_EDGE:
             bowed = max(bowed, max(xa, xb) + 0.75 * bow_of(yb - ya))
+        tips.append((xb, yb))
         if e in structure.edge_badges and (rep is None or (rep[a] < 0 and rep[b] < 0)):
-            text = structure.edge_badges[e]
-            spot = badge_spot(QPointF(*edge_midpoint_of(xa, ya, xb, yb, route, bow)), text,
-                              lambda p, xa=xa, ya=ya, xb=xb, yb=yb, r=route: _edge_path(p, xa, ya, xb, yb, r, bow, False),
-                              keep_off, (data.rect(a), data.rect(b)))
-            data.badge_points.append((spot, text))
+            badged.append((structure.edge_badges[e], a, b, xa, ya, xb, yb, route))
+    # badges stay off the groups' titles and every drawn arrow head (a short edge's middle is near its own)
+    keep_off = np.concatenate([keep_off, head_rects(tips, ARROW)])
+    for text, a, b, xa, ya, xb, yb, route in badged:
+        spot = badge_spot(QPointF(*edge_midpoint_of(xa, ya, xb, yb, route, bow)), text,
+                          lambda p, xa=xa, ya=ya, xb=xb, yb=yb, r=route: _edge_path(p, xa, ya, xb, yb, r, bow, False),
+                          keep_off, (data.rect(a), data.rect(b)))
+        data.badge_points.append((spot, text))
     for segments in tiles.values():
         x_lo = min(min(seg[0], seg[2], *(p[0] for p in seg[4] or ())) for seg in segments)
         x_hi = max(max(seg[0], seg[2], *(p[0] for p in seg[4] or ())) for seg in segments)
