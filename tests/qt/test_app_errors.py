@@ -40,11 +40,14 @@ def test_corrupt_onnx(qtbot, window, open_file, dialogs, corpus, tmp_path):
     assert "broken.onnx" in text and "not a readable ONNX model" in text
     assert "Re-export the model" in text  # what to do
     assert window.doc.model is None
-    assert window.status_label.text() == "Could not open broken.onnx."  # was left at "Opening ...broken.onnx..."
+    why = ("Could not open broken.onnx: not a readable ONNX model: the file is truncated or not ONNX (Error parsing "
+           "message with type 'onnx.ModelProto': Wire format was corrupt); re-export the model (e.g. torch.onnx.export "
+           "/ onnx.save) or pick another .onnx file.")
+    assert window.status_label.text() == why  # was left at "Opening ...broken.onnx...", then "Could not open broken.onnx."
     still_works(qtbot, window, open_file, corpus)
     window.open_path(bad)  # the model opened before stays open
     wait_dialog(qtbot, dialogs)
-    assert window.status_label.text() == f"Could not open broken.onnx. {Path(DIGITS).name} is still open."
+    assert window.status_label.text() == f"{why} {Path(DIGITS).name} is still open."
     assert window.doc.model is not None
 
 

@@ -24,4 +24,7 @@ def test_the_dialog_says_one_line_the_hint_and_the_full_text_below(qtbot, window
         "[ShapeInferenceError] Inference error(s): (op_type:MatMul, node name: mm): [ShapeInferenceError] "
         "Incompatible dimensions for matrix multiplication",
         "(op_type:Softmax, node name: sm): [TypeInferenceError] Input 0 expected to have type but instead is null"]
-    assert window.doc.model is None and window.status_label.text() == "Could not open bad.onnx."
+    assert window.doc.model is None and window.status_label.text() == (
+        "Could not open bad.onnx: not a valid ONNX model: onnx.checker: node 'mm' (MatMul): Incompatible dimensions "
+        "for matrix multiplication (and 1 more node); fix the exporter or re-export the model, then check it with "
+        "onnx.checker.")

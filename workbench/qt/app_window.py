@@ -94,6 +94,7 @@ from workbench.qt.focus_return import FocusReturn
 from workbench.qt.gui_gc import GuiThreadCollector
 from workbench.qt.netron_view import NetronView
 from workbench.qt.node_facts_view import NodeBox
+from workbench.qt.not_opened import gone_recent_line, not_opened_line
 from workbench.qt.nothing_quantized import (
     no_figures_status,
     nothing_quantized,
@@ -509,7 +510,7 @@ class MainWindow(QMainWindow):
         job.progress.connect(lambda _done, _total, step: self._on_open_progress(job, path, step))
         job.succeeded.connect(lambda loaded: self._on_model_loaded(*loaded[:2], path, on_loaded, external_data=loaded[2]))
         job.failed.connect(lambda err: self._on_open_failed(path, err))
-        job.cancelled.connect(lambda: self._say_not_opened(path, "Opening {name} cancelled."))
+        job.cancelled.connect(lambda: self._say_not_opened(path, f"Opening {path.name} cancelled."))
         job.finished.connect(self._on_open_finished)
         self.set_status(f"Opening {path}... (Esc cancels)")
         job.start()
@@ -532,12 +533,13 @@ class MainWindow(QMainWindow):
                                  hint="Wait until it ends or cancel it (Run > Cancel, Esc).")
 
     def _on_open_failed(self, path: Path, err) -> None:
-        self._say_not_opened(path)
+        self._say_not_opened(path, not_opened_line(path, err))
         show_error(self, f"Cannot open {path.name}", err)
 
-    def _say_not_opened(self, path: Path, line: str = "Could not open {name}.") -> None:
+    def _say_not_opened(self, path: Path, line: str | None = None) -> None:
+        """The status line says ``path`` was not opened (``line``, else "Could not open NAME.") and what stays open."""
         still = f" {self.doc.model_path.name} is still open." if self.doc.model_path is not None else ""
-        self.set_status(line.format(name=path.name) + still)
+        self.set_status((line or f"Could not open {path.name}.") + still)
 
     def _on_open_finished(self) -> None:
         job, self._open_job = self._open_job, None
@@ -2327,6 +2329,7 @@ class MainWindow(QMainWindow):
         if not Path(path).exists():
             settings.forget_recent_file(path)
             self.welcome.refresh()
+            self._say_not_opened(Path(path), gone_recent_line(Path(path)))
             # the menu and the welcome page list the same files: "File > Open Recent" misnamed a choice on the page
             raise WorkbenchError(f"{path} no longer exists (moved, renamed or deleted); it was removed from the "
                                  "recent files.", hint="Open it where it is now with File > Open (Ctrl+O).")
