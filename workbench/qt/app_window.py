@@ -624,11 +624,11 @@ class MainWindow(QMainWindow):
             rt, project = api.retarget_to_model(files.project, self.doc.model)
         except WorkbenchError as exc:
             kept = autosave.keep_aside(files, move=True)
+            self.set_status(f"Autosaved edits of {name} not restored; kept in {kept}.")  # while the box is open
             show_error(self, "Autosave not restored", WorkbenchError(
                 f"The autosaved edits of {name} cannot be read: {exc.message}",
                 hint=f"They are kept in {kept}; nothing was deleted. Once fixed, File > Apply Project to Model "
                      "applies it to this model."))
-            self.set_status(f"Autosaved edits of {name} not restored; kept in {kept}.")
             return
         kept = autosave.keep_aside(files, move=False) if rt.missing else None
         project.recipe = rt.recipe
@@ -2355,7 +2355,7 @@ class MainWindow(QMainWindow):
                                          hint="Use threads, inline, ray or ray:HOST:PORT.")
                 api.make_executor(spec)  # Ray installed? a valid form?
         except WorkbenchError as exc:
-            show_error(self, "Sweep executor", exc)
+            show_error(self, "Sweep executor", exc, to_status=True)
             return None
         settings.set_executor(spec)
         self.statusBar().showMessage(f"Sensitivity sweeps run: {spec}", 5000)

@@ -33,9 +33,13 @@ def error_text(exc: BaseException) -> tuple[str, str]:
             "This is a bug in Workbench. The details are in the log; please report them.")
 
 
-def show_error(parent: QWidget | None, title: str, exc: BaseException) -> None:
-    """Show ``exc`` in a modal message box (never raises)."""
+def show_error(parent: QWidget | None, title: str, exc: BaseException, *, to_status: bool = False) -> None:
+    """Show ``exc`` in a modal message box (never raises). ``to_status``: the parent window's status line shows
+    the error's one line while the box is open (callers that word a line of their own set it before; the
+    previous message stayed there until OK)."""
     text, hint = error_text(exc)
+    if to_status and _status_of(parent) is not None:
+        parent.set_status(text)
     if not isinstance(exc, WorkbenchError):
         log.error("%s: %s", title, "".join(traceback.format_exception(exc)))
     details = getattr(exc, "details", "")
@@ -73,9 +77,8 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not isinstance(exc, WorkbenchError):
                 log.exception("unhandled error in %s", fn.__qualname__)
             parent = _dialog_parent(args)
-            show_error(parent, "Workbench", exc)
-            if status is not None and _status_of(parent) == status:  # the slot set no status of its own
-                parent.set_status(error_text(exc)[0])
+            # the slot set no status of its own: the error's line, from when the box opens
+            show_error(parent, "Workbench", exc, to_status=status is not None and _status_of(parent) == status)
             return None
 
     return wrapper
