@@ -6,7 +6,8 @@ its grid): on case 05's sample 4, one +Inf pixel took the output SQNR from about
 the elements both models kept finite. Every figure that compares the two models (evaluate, analyze,
 the sensitivity sweep, autotune, compare, the report) therefore leaves such samples out, names them
 in a note and counts the others. Calibration keeps its own handling (NaN-aware ranges, a warning per
-sample) and does not use this view.
+sample) and does not use this view; the recipe choice reads its data through :class:`WithoutRows`, as a
+file without those rows.
 """
 
 from __future__ import annotations
@@ -82,3 +83,31 @@ class FiniteRows(WrappedSource):
 def finite_rows(source: DataSource) -> FiniteRows:
     """``source`` seen through :class:`FiniteRows` (itself when it already is one)."""
     return source if isinstance(source, FiniteRows) else FiniteRows(source)
+
+
+class WithoutRows(WrappedSource):
+    """``source`` without the samples at ``rows`` (indices of ``source``), the others numbered from 0 as in a
+    file that never held them: the recipe choice reads its data so, leaving out the rows whose float inputs
+    hold NaN / Inf before it picks the rows it holds out. :meth:`original` gives a sample's index in
+    ``source``. Labels stay ``source``'s (the choice reads none)."""
+
+    def __init__(self, source: DataSource, rows) -> None:
+        super().__init__(source)
+        self.rows = sorted(set(rows))
+
+    def num_samples(self) -> int | None:
+        n = self.source.num_samples()
+        return None if n is None else n - sum(1 for i in self.rows if i < n)
+
+    def _iter_samples(self) -> Iterator[dict[str, np.ndarray]]:
+        left_out = set(self.rows)
+        for i, feed in enumerate(self.source.samples()):
+            if i not in left_out:
+                yield feed
+
+    def original(self, index: int) -> int:
+        """The index in ``source`` of this view's sample ``index``."""
+        for r in self.rows:
+            if r <= index:
+                index += 1
+        return index

@@ -21,7 +21,14 @@ without choosing again:
    the pass; ``skipped`` is :data:`CHOICE_NOTHING`), and ``mse`` is not scored when its plan is
    ``compute+mse``'s (every quantized unit a compute op: the same model, which a tie gives to
    ``compute+mse``; ``scores`` then has no ``mse``: digits_mlp, silero_vad_16k_op15).
-1. The last ``k`` calibration rows (a quarter, 2..16) are held out.
+1. The last ``k`` calibration rows (a quarter, 2..16) are held out. Rows with NaN / Inf in a float input are
+   left out of everything below first (:class:`~workbench.core.data.finite.WithoutRows`), so the choice is
+   that of the data without them: a held-out one was only left out of the score, so the rows held out and
+   calibrated on were not those of the data without it, and a calibration row kept its finite values and,
+   as sample 0, set histogram lattices. ppocr_mobile_v2_cls with one NaN pixel in row 0 chose compute+mse
+   with 7 units kept float (MSE ranges of 58 of 182 tensors up to 7 % from those without row 0); without
+   row 0, and now with the NaN, compute+mse with 14 (clean data: mse). The ranges handed on (step 5) leave
+   those rows out too; their calibration warning is given as the pass would give it.
 2. One calibration pass over all rows with MSE observers (histograms), over the tensors of every
    variant, keeps the observers as they stood before the held-out rows
    (:func:`~workbench.core.calibration.calibrate.calibrate_split`). Those give both ranges of each
@@ -97,7 +104,7 @@ from workbench.core.calibration.calibrate import (
     computed_tensors,
 )
 from workbench.core.calibration.observers import HistogramObserver, Observer
-from workbench.core.data.finite import nonfinite_input
+from workbench.core.data.finite import WithoutRows, nonfinite_input
 from workbench.core.data.kept import KeptRows
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import Cancelled, WorkbenchError
@@ -179,7 +186,8 @@ class ChoiceReport:
     variant's name; ``scores``: variant -> mean output SQNR on the held-out rows (dB; a variant that
     cannot be written for this model is left out);
     ``seconds``: wall time of the whole choice; ``calibration_seconds``: of its calibration pass;
-    ``held_out``: rows measured on (held-out rows with NaN / Inf inputs are not); ``skipped``: why no choice was made, else None;
+    ``held_out``: rows measured on; ``left_out``: ``(input, sample index, NaN / Inf count)`` of the rows left out
+    of the whole choice for NaN / Inf inputs (step 1); ``skipped``: why no choice was made, else None;
     ``calibration``: the chosen variant's ranges over every row (the held-out ones included; MinMax
     for the preset, the MSE observers otherwise; pass it as ``calibration=`` to
     :func:`~workbench.core.pipeline.quantize.quantize`, which then calibrates nothing again except a
@@ -203,6 +211,7 @@ class ChoiceReport:
     wide_dtype: str = ""
     opset: int = 0
     scored_on: list[str] = field(default_factory=list)
+    left_out: list[tuple[str, int, int]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -219,7 +228,15 @@ class ChoiceReport:
         shown = ", ".join(self.scored_on[:3]) + (f" and {len(self.scored_on) - 3} more" if len(self.scored_on) > 3 else "")
         what = f"SQNR of {shown} (the outputs are integers)" if self.scored_on else "output SQNR"
         return (f"recipe choice: {self.chosen} ({what} on {count(self.held_out, 'held-out row')}, dB: {scores})"
-                f"{self._promotion_text()}; took {self.seconds:.1f} s{self._cost_ratio()}")
+                f"{self._left_out_text()}{self._promotion_text()}; took {self.seconds:.1f} s{self._cost_ratio()}")
+
+    def _left_out_text(self) -> str:
+        """``; 1 calibration row with NaN/Inf inputs left out of the choice and its ranges (sample 0)``, or ""."""
+        if not self.left_out:
+            return ""
+        rows = len({s for _, s, _ in self.left_out})
+        return (f"; {count(rows, 'calibration row')} with NaN/Inf inputs left out of the choice and its ranges "
+                f"({left_out_samples(self.left_out)})")
 
     def _cost_ratio(self) -> str:
         """`` (N.Nx its calibration pass)``: the choice's cost against the one calibration pass it includes
@@ -361,14 +378,18 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
     n = min(count, samples) if count is not None and samples else (samples or count)
     if n < MIN_ROWS:
         return ChoiceReport(recipe, skipped=f"fewer than {MIN_ROWS} calibration rows")
-    held = int(min(MAX_HELD_OUT, max(MIN_HELD_OUT, n // 4)))
-    rows = _held_rows(source, n - held, n)
-    if len(rows) < held:  # a reader's announced count is a hint: it ended earlier
+    read, bad = _nonfinite_rows(source, n)
+    if read < n:  # a reader's announced count is a hint: it ended earlier
         asked = "it announced" if count is not None and count == n else "the sample count asks for"
         return ChoiceReport(recipe, skipped=f"the data ended before the {n} rows {asked}")
-    rows = [r for r in rows if nonfinite_input(r) is None]  # NaN / Inf inputs: nothing to compare there
-    if not rows:
-        return ChoiceReport(recipe, skipped="every held-out calibration row holds NaN/Inf")
+    if bad:  # step 1: the choice reads the data as a file without those rows
+        source, n = WithoutRows(source, sorted({s for _, s, _ in bad})), n - len({s for _, s, _ in bad})
+        samples = n if samples else None
+        if n < MIN_ROWS:
+            return ChoiceReport(recipe, skipped=f"fewer than {MIN_ROWS} calibration rows with finite inputs "
+                                                f"(NaN/Inf in {left_out_samples(bad)})", left_out=bad)
+    held = int(min(MAX_HELD_OUT, max(MIN_HELD_OUT, n // 4)))
+    rows = _held_rows(source, n - held, n)
     points = score_points(model.proto.graph)
     if points == []:
         return ChoiceReport(recipe, skipped=CHOICE_NO_FLOAT)
@@ -389,6 +410,10 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
     # the full pass's, already logged
     mse, full = calibrate_split(model, union, source, at=n - held, samples=samples, progress=progress,
                                 cancel=cancel, fetched=fetched, finish_first=True)
+    if bad:  # the pass never saw those rows: their warning as the pass gives it (the CLI's and the report's)
+        mse, full = _numbered_as_given(mse, source, bad), _numbered_as_given(full, source, bad)
+        for w in CalibrationResult({}, data_nonfinite=full.data_nonfinite).warnings:
+            log.warning("Calibration: %s", w)
     ranges = {"mse": mse, "minmax": _as_minmax(mse)}
     for r in ranges.values():
         r.qparams()  # each MSE range search once: every quantize below copies the observers with their result
@@ -412,7 +437,7 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
     return ChoiceReport(chosen_recipe, chosen, scores, time.perf_counter() - t0, full.seconds, len(rows),
                         calibration=calibration, promotion=promotion, wide_dtype=wide,
                         opset=default_opset(model.proto),
-                        scored_on=[t for t, _ in _point_tensors(model.proto, points)] if points else [])
+                        scored_on=[t for t, _ in _point_tensors(model.proto, points)] if points else [], left_out=bad)
 
 
 def _score_variants(scoring: _Scoring, variants: dict[str, Recipe], ranges: dict[str, CalibrationResult],
@@ -615,6 +640,36 @@ def _fetched_as_alone(model: PreparedModel, union, compute_only) -> set[str]:
         return set()
     return (computed_tensors(model, union.activations) - computed_tensors(model, compute_only.activations)) \
         & set(compute_only.activations)
+
+
+def _nonfinite_rows(source, n: int) -> tuple[int, list[tuple[str, int, int]]]:
+    """``(rows read, [(input, sample index, NaN / Inf count)])`` of the first ``n`` rows of ``source``: the float
+    inputs holding NaN or +-Inf (``CalibrationResult.data_nonfinite``'s form)."""
+    read, bad = 0, []
+    for i, feed in source.numbered_samples(n):
+        read += 1
+        if nonfinite_input(feed) is None:
+            continue
+        for name, v in feed.items():
+            a = np.asarray(v)
+            if a.dtype.kind == "f" and (c := int(a.size - np.isfinite(a).sum())):
+                bad.append((name, i, c))
+    return read, bad
+
+
+def left_out_samples(bad: list[tuple[str, int, int]]) -> str:
+    """``sample 0`` / ``samples 2, 4``: the rows of ``bad`` (``ChoiceReport.left_out``), at most 8 named."""
+    rows = sorted({s for _, s, _ in bad})
+    shown = ", ".join(str(s) for s in rows[:8]) + (" ..." if len(rows) > 8 else "")
+    return f"{'sample' if len(rows) == 1 else 'samples'} {shown}"
+
+
+def _numbered_as_given(cal: CalibrationResult, view: WithoutRows, bad: list[tuple[str, int, int]]) -> CalibrationResult:
+    """``cal`` (a pass over ``view``) with its samples numbered as in the data given, and ``bad`` (the rows
+    ``view`` leaves out) as its data's NaN / Inf: its warnings still name them (nothing else of those rows was
+    seen)."""
+    nonfinite = [(t, view.original(s), c) for t, s, c in cal.nonfinite]
+    return replace(cal, nonfinite=nonfinite, data_nonfinite=sorted(bad, key=lambda r: (r[1], r[0])))
 
 
 def _held_rows(source, first: int, end: int) -> list[dict[str, np.ndarray]]:
