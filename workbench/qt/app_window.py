@@ -297,14 +297,15 @@ class MainWindow(QMainWindow):
         self.canvas.nodeActivated.connect(self.open_subgraphs)
         self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
         self.tabs.currentChanged.connect(self._on_tab_changed)
-        self.errors.nodeClicked.connect(self.focus_bar)
+        self.errors.nodeClicked.connect(self.focus_in_shown_tab)
         self.errors.colorBySqnr.connect(self._colour_as_ranked)
         self.errors.exportNodeData.connect(self.export_node_data_dialog)
         self.errors.compareRequested.connect(self.compare_with_float_dialog)
-        self.sensitivity.nodeClicked.connect(self.focus_node)
-        self.cost.nodeClicked.connect(self.focus_node)
-        self.problems.nodeClicked.connect(self.focus_node)
-        self.recipe_panel.nodeClicked.connect(self.focus_node)
+        # a row of these docks selects in the shown tab when it draws the node, as a bar of the Errors dock does
+        self.sensitivity.nodeClicked.connect(self.focus_in_shown_tab)
+        self.cost.nodeClicked.connect(self.focus_in_shown_tab)
+        self.problems.nodeClicked.connect(self.focus_in_shown_tab)
+        self.recipe_panel.nodeClicked.connect(self.focus_in_shown_tab)
         self.inspector.nodeClicked.connect(self.focus_node)  # a tensor's name in its Node section
         self.search_hits.nodeClicked.connect(self.focus_hit)
         self.problems.countChanged.connect(self._on_problem_count)
@@ -1817,10 +1818,11 @@ class MainWindow(QMainWindow):
         self._show_main_graph()
 
     @guarded
-    def focus_bar(self, name: str) -> None:
-        """A bar of the Errors dock was clicked: select and centre node ``name`` in the shown tab when it draws it
-        (the exported file's graph, a subgraph body: :func:`~workbench.qt.diff_errors.bar_canvas`), else on the
-        Graph tab, brought forward (:meth:`focus_node`: Netron, a diff tab, a tab without the node)."""
+    def focus_in_shown_tab(self, name: str) -> None:
+        """A bar of the Errors dock or a row of the Problems, Sensitivity, Cost or Recipe dock was clicked: select and
+        centre node ``name`` in the shown tab when it draws it (the exported file's graph, a subgraph body:
+        :func:`~workbench.qt.diff_errors.bar_canvas`), else on the Graph tab, brought forward (:meth:`focus_node`:
+        Netron, a diff tab, a tab without the node)."""
         shown = self.tabs.currentWidget()
         model = self.doc.model
         canvas = bar_canvas(shown, name, model is not None and self._tab_models.get(shown) is model)

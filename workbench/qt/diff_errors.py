@@ -94,10 +94,10 @@ def outlined_in_view(view: ErrorsView, units: Mapping[str, Any], shown: set[str]
 
 
 def bar_canvas(shown: QWidget | None, name: str, shows_open_model: bool) -> GraphCanvas | None:
-    """The graph of tab ``shown`` that a bar of node ``name`` clicked in the Errors dock selects in, or None (the
-    window selects it on the Graph tab): the exported file's graph when it has a node of that name (the export keeps
-    the float nodes' names, as the dock's outline on that tab reads them), a subgraph body's when ``name`` is one of
-    its nodes. Netron (its selection does not reach the app), a diff tab, a tab of another model than the open one
+    """The graph of tab ``shown`` that a bar of node ``name`` clicked in the Errors dock (or a row of the Problems,
+    Sensitivity, Cost or Recipe dock) selects in, or None (the window selects it on the Graph tab): the exported
+    file's graph when it has a node of that name (the export keeps the float nodes' names, as the dock's outline on
+    that tab reads them), a subgraph body's when ``name`` is one of its nodes. Netron (its selection does not reach the app), a diff tab, a tab of another model than the open one
     (``shows_open_model`` False) and the Graph tab itself give None."""
     if not shows_open_model:
         return None
