@@ -315,9 +315,11 @@ def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
     to_q = bool(users) and all(u.op_type == "QuantizeLinear" for u in users)
     out_types = [_qtype(g.dtype(u.output[0])) for u in users] if to_q else []
     if not integer_kernel(op, w_type, a_type):
-        # an 8-bit output pair (int8, float8) keeps onnxruntime from fusing MatMulNBits; a 16-bit one does not
+        # an 8-bit output pair (int8, float8) keeps onnxruntime from fusing MatMulNBits; a 16-bit one does not;
+        # nor does a weight DequantizeLinear read by another node or given out (its selector's one output edge)
         fusable = (w_dq.input[0] in g.inits and not any(t is not None and t.bits == 8 for t in out_types)
-                   and node.name not in g.relu_after)  # a float FusedGemm (digits_mlp w4-block: 2 of 3)
+                   and node.name not in g.relu_after  # a float FusedGemm (digits_mlp w4-block: 2 of 3)
+                   and _only(g, w_dq.output[0]) is node and w_dq.output[0] not in g.outputs)
         return "MatMulNBits" if fusable and nbits_kernel(op, w_type, a_type, _dq_layout(g, w_dq)) else None
     if to_q and not all(is_int8(t) for t in out_types):
         return None  # a 16-bit output pair (the next unit's activation): DequantizeLinear + float op
