@@ -72,6 +72,7 @@ from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.field_guard import guard_fields
+from workbench.qt.mixed_text import FLOAT, share_text, spread_text
 from workbench.qt.node_facts_view import NodeBox
 from workbench.qt.quant_banner import RECIPE_OFF_NOTE
 from workbench.qt.quant_params_view import QuantParamsBox
@@ -240,6 +241,8 @@ class RoleEditor(QGroupBox):
         super().__init__(parent)
         self.role = role
         self._updating = False
+        #: per field of the summary, the selected nodes' values (:meth:`show_resolved`), to count mixed ones
+        self._spread: dict[str, list] = {}
         outer = QVBoxLayout(self)
         outer.setContentsMargins(6, 2, 6, 6)
         outer.setSpacing(2)
@@ -332,22 +335,29 @@ class RoleEditor(QGroupBox):
         return self.toggle.isChecked()
 
     def summary_text(self) -> str:
-        """The fields' values in words: "int8, symmetric, per_channel, minmax (preset cpu-u8s8)" ("mixed" for
-        a field the selected nodes differ in, the check boxes ticked after the observer; "not quantized" when
-        off), the spec's source in brackets."""
+        """The fields' values in words: "int8, symmetric, per_channel, minmax (preset cpu-u8s8)" (a field the
+        selected nodes differ in counted: "dtype mixed (uint8 on 1, float on 1)", float for a node this role
+        does not quantize; the check boxes ticked after the observer, "reduce_range on 1 of 3"; "not quantized"
+        when off on all), the spec's source in brackets."""
         state = self.enabled.checkState()
         if state == Qt.CheckState.Unchecked:
             text = "not quantized"
         else:
+            spread = self._spread
             sym = {Qt.CheckState.Checked: "symmetric", Qt.CheckState.Unchecked: "asymmetric"}.get(
-                self.symmetric.checkState(), f"symmetric {MIXED}")
-            grid = self.granularity.currentText() or MIXED
+                self.symmetric.checkState()) or spread_text("symmetry", spread.get("symmetry", [MIXED]))
+            grid = self.granularity.currentText() or spread_text("granularity", spread.get("granularity", [MIXED]))
             if grid == Granularity.per_block and self.block_size.value():
                 grid += f" {self.block_size.value()}"
-            parts = [self.dtype.currentText() or MIXED, sym, grid, self.observer.currentText() or MIXED]
-            parts += [box.text() for box in (self.reduce_range, self.power_of_two)
-                      if box.checkState() != Qt.CheckState.Unchecked]
-            text = ("quantize " + MIXED + ": " if state == Qt.CheckState.PartiallyChecked else "") + ", ".join(parts)
+            # a node not quantized in this role counts as float among the dtypes (it read "quantize mixed: ...")
+            dtype = (self.dtype.currentText() if state == Qt.CheckState.Checked else "") or spread_text(
+                "dtype", spread.get("dtype", [MIXED]))
+            parts = [dtype, sym, grid, self.observer.currentText() or spread_text(
+                "observer", spread.get("observer", [MIXED]))]
+            parts += [box.text() if box.checkState() == Qt.CheckState.Checked else
+                      share_text(box.text(), spread.get(box.text(), [True]))
+                      for box in (self.reduce_range, self.power_of_two) if box.checkState() != Qt.CheckState.Unchecked]
+            text = ", ".join(parts)
         source = self.source.text()
         return f"{text} ({source})" if source else text
 
@@ -370,6 +380,12 @@ class RoleEditor(QGroupBox):
             on = [s is not None for s in specs]
             self._set_check(self.enabled, on)
             live = [s for s in specs if s is not None]
+            self._spread = {
+                "dtype": [s.dtype if s is not None else FLOAT for s in specs],
+                "symmetry": ["symmetric" if s.symmetric else "asymmetric" for s in live],
+                "granularity": [s.granularity.value for s in live], "observer": [s.observer for s in live],
+                self.reduce_range.text(): [s.reduce_range for s in live],
+                self.power_of_two.text(): [s.power_of_two for s in live]}
             for w in (self.dtype, self.symmetric, self.granularity, self.axis, self.block_size, self.observer,
                       self.reduce_range, self.power_of_two):
                 w.setEnabled(bool(live))
