@@ -177,16 +177,38 @@ def describe_quantization(model: PreparedModel) -> tuple[QuantSummary | None, li
     return api.summarize_quantization(model.proto, params), params
 
 
-def _rows_key(rows: tuple) -> str:
-    """(data, samples) as a key of :attr:`Document._caches`, with the data file's (or folder's) modification
-    time and size: a file written again since is other rows."""
-    path = rows[0].get("path") if isinstance(rows[0], dict) else None
+def _rows_key(rows: tuple) -> str | None:
+    """(data, samples) as a key of :attr:`Document._caches`, with the data file's modification time and size,
+    or those of every file under a data folder (a file written again in place leaves the folder's own as they
+    were): a file written again since is other rows. None for a Python reader: the files it reads are its own
+    choice, so its rows cannot be told apart from rows read again later, and no cache is given back for them."""
+    spec = rows[0] if isinstance(rows[0], dict) else None
+    if spec is not None and (spec.get("kind") == "python" or str(spec.get("path", "")).lower().endswith(".py")):
+        return None
+    path = spec.get("path") if spec is not None else None
     try:
-        st = os.stat(path)
-        stamp = [st.st_mtime_ns, st.st_size]
+        stamp = _stamp(path)
     except (OSError, TypeError, ValueError):
         stamp = None
     return json.dumps([rows, stamp], sort_keys=True, default=str)
+
+
+def _stamp(path: str) -> list:
+    """``[mtime_ns, size]`` of a file; of a folder, ``[relative path, mtime_ns, size]`` of each file under it."""
+    st = os.stat(path)
+    if not os.path.isdir(path):
+        return [st.st_mtime_ns, st.st_size]
+    files = []
+    for folder, dirs, names in os.walk(path):
+        dirs.sort()
+        for name in sorted(names):
+            full = os.path.join(folder, name)
+            try:
+                f = os.stat(full)
+            except OSError:
+                continue
+            files.append([os.path.relpath(full, path), f.st_mtime_ns, f.st_size])
+    return files
 
 
 def _same(field: str, now: Any, saved: Any) -> bool:
@@ -450,9 +472,10 @@ class Document(QObject):
         sample count change, or the saved rows) get theirs back, else none (the next job calibrates again)."""
         changed = (data, samples) != self.rows
         if changed:
-            if self.calibration is not None:
-                self._caches.pop(_rows_key(self.rows), None)
-                self._caches[_rows_key(self.rows)] = self.calibration
+            left = _rows_key(self.rows)
+            if self.calibration is not None and left is not None:
+                self._caches.pop(left, None)
+                self._caches[left] = self.calibration
                 while len(self._caches) > KEPT_CACHES:
                     self._caches.pop(next(iter(self._caches)))
             self.calibration = self._cache_of(data, samples)
@@ -464,6 +487,8 @@ class Document(QObject):
     def _cache_of(self, data: dict | None, samples: int | None) -> dict | None:
         """The calibration cache measured on these rows before (kept by :meth:`set_data`, or saved), else None."""
         key = _rows_key((data, samples))
+        if key is None:
+            return None
         if key in self._caches:
             return self._caches[key]
         return self._saved_results["calibration"] if key == self._saved_rows else None
