@@ -118,6 +118,8 @@ _DTYPE_ALIASES = {"float32": "float", "fp32": "float", "f32": "float", "float64"
 INF_DB = 100.0
 #: fill of the "INT" mark on integer kernels
 KERNEL_MARK = QColor("#a5d6a7")
+#: the bar under the op type that stands for the "INT" mark where the view is too far out for its text
+KERNEL_BAND = QColor("#1b5e20")
 #: the dashed outline of a node the recipe keeps float (excluded: the inspector, the recipe choice or the
 #: latency check), drawn in every colour mode; the op legend names it
 FLOAT_MARK = QColor("#0d47a1")

@@ -304,17 +304,23 @@ class NodeIndex:
         return False
 
 
+#: device pixels of the bar along a screen-size title's bottom (ScreenTitlesItem's ``marks``)
+MARK_PX = 3.0
+
+
 class ScreenTitlesItem(QGraphicsItem):
     """Draws the screen-size titles ``labels(scale)`` gives, in device pixels, above edges and nodes; each
     on a chip of its group's colour (``colors(label) -> (chip, text)``), so what lies under a title that
-    runs past its box does not strike through it. Nothing on the minimap's thumbnail (painted with no
+    runs past its box does not strike through it; ``marks(label)`` (optional) gives the colour of a bar along the
+    chip's bottom, or None (a node's op type on an integer kernel: the bar its box has under the chip). Nothing on the minimap's thumbnail (painted with no
     widget), except while :attr:`picture` is set (an SVG export renders the view with no widget either).
     The owner sets the bounds where the titles of the view's scale reach (:meth:`set_bounds`)."""
 
     def __init__(self, labels: Callable[[float], list[Label]], colors: Callable[[Label], tuple[QColor, QColor]],
-                 bounds: QRectF):
+                 bounds: QRectF, marks: Callable[[Label], QColor | None] | None = None):
         super().__init__()
         self._labels, self._colors, self._bounds = labels, colors, QRectF(bounds)
+        self._marks = marks
         self.picture = False  # True while the view is drawn into a picture (painted with no widget)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(0.5)
@@ -346,6 +352,10 @@ class ScreenTitlesItem(QGraphicsItem):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(chip)
             painter.drawRoundedRect(rect.adjusted(-2, 0, 2, 0), 3.0, 3.0)
+            mark = self._marks(label) if self._marks is not None else None
+            if mark is not None:
+                painter.setBrush(mark)
+                painter.drawRect(QRectF(rect.left(), rect.bottom() - MARK_PX, rect.width(), MARK_PX))
             painter.setPen(text)
             # the baseline on a whole pixel row: from a fractional one the 1 px underscores of "Conv_0_quant"
             # were blended over two rows into the chip and the title read "Conv 0 quant"
@@ -355,5 +365,5 @@ class ScreenTitlesItem(QGraphicsItem):
         painter.restore()
 
 
-__all__ = ["FITTED_MIN_CHARS", "FITTED_MIN_PX", "LABEL_PX", "LABEL_W", "Label", "NodeIndex", "ScreenTitlesItem",
+__all__ = ["FITTED_MIN_CHARS", "FITTED_MIN_PX", "LABEL_PX", "LABEL_W", "MARK_PX", "Label", "NodeIndex", "ScreenTitlesItem",
            "label_font", "label_height", "place_labels"]

@@ -25,7 +25,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.core.api import TitleMetrics
-from workbench.qt.canvas.colors import NO_VALUE, SELECTION, text_color
+from workbench.qt.canvas.colors import KERNEL_BAND, NO_VALUE, SELECTION, text_color
 from workbench.qt.canvas.group_labels import (
     FITTED_MIN_PX,
     LABEL_PX,
@@ -152,7 +152,7 @@ class GroupsItem(QGraphicsItem):
         self._reach: tuple[float, float] | None = None  # _reach_px, measured once
         self._floats_cache: tuple | None = None  # (key, float_boxes())
         #: draws those titles above the edges and nodes; the view adds it to the scene with this item
-        self.titles = ScreenTitlesItem(self.screen_labels, self.titles_colors, self._bounds)
+        self.titles = ScreenTitlesItem(self.screen_labels, self.titles_colors, self._bounds, self.title_mark)
         state.screen_ops = self.labelled_nodes
 
     def boundingRect(self) -> QRectF:
@@ -364,6 +364,11 @@ class GroupsItem(QGraphicsItem):
         chip = QColor(fill)
         chip.setAlpha(230)
         return chip, text_color(fill) if label.collapsed else FRAME_TITLE[self.dark]
+
+    def title_mark(self, label: Label) -> QColor | None:
+        """The bar under a screen-size title: a node's op type on an integer kernel gets the kernel bar its box
+        draws under it (``items.kernel_band``, which the chip covers); None for any other title."""
+        return KERNEL_BAND if label.node >= 0 and label.node in self.state.kernels else None
 
     def box_texts(self, g: int, width: float) -> tuple[str, str]:
         """The title and second line collapsed group ``g`` shows in a box ``width`` scene pixels wide."""

@@ -10,7 +10,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
-from workbench.qt.canvas.colors import FLOAT_MARK, KERNEL_MARK, NO_VALUE, SELECTION, badge_color
+from workbench.qt.canvas.colors import FLOAT_MARK, KERNEL_BAND, KERNEL_MARK, NO_VALUE, SELECTION, badge_color
 from workbench.qt.canvas.scene_data import ARROW, BOW, NODE_H, NODE_W, SceneData
 
 #: Below this view scale, node items are hidden and the overview item draws the graph.
@@ -25,6 +25,10 @@ BADGE_MIN_PX = 8.0
 OP_MIN_PT = 7.0
 #: Scene pixels between a node tag's right end and the arrow head at its box's top centre
 TAG_GAP = 3.0
+#: The bar that marks an integer kernel where its "INT" pill is not drawn (zoomed out): scene pixels of its height,
+#: and of its margin from the box's left, right and bottom edges (under the op type, which is centred in the box)
+KERNEL_BAND_H = 14.0
+KERNEL_BAND_MARGIN = 6.0
 EDGE_COLOR = QColor("#7a7a7a")
 
 
@@ -184,6 +188,13 @@ def tag_rect(text: str, k: float) -> QRectF:
     return QRectF(left, -NODE_H / 2 + 5.0 - 13.0 * k, width, 13.0 * k)
 
 
+def kernel_band(x0: float, y0: float) -> QRectF:
+    """The bar that marks an integer kernel zoomed out (:data:`KERNEL_BAND`), for a node box whose top-left corner is
+    at (``x0``, ``y0``): across the box's lower part, under its op type."""
+    m = KERNEL_BAND_MARGIN
+    return QRectF(x0 + m, y0 + NODE_H - m - KERNEL_BAND_H, NODE_W - 2 * m, KERNEL_BAND_H)
+
+
 def _pill(painter: QPainter, x: float, y: float, text: str, fill: QColor, right: bool = False, k: float = 1.0) -> None:
     """Small rounded label at (x, y) (top-left, or top-right when ``right``), ``k`` times its own size."""
     font = _Fonts.badge_at(k) if k != 1.0 else _Fonts.badge
@@ -239,6 +250,8 @@ class NodeItem(QGraphicsItem):
         op, op_font = _Fonts.op_label(st.op_types[i])
         painter.setFont(op_font)
         if lod < TEXT_SCALE:
+            if i in s.kernels:  # no "INT" pill at this zoom: the bar under the op type stands for it
+                self._band(painter, box)
             if s.screen_ops is None or i not in s.screen_ops(lod):  # else drawn at screen size over the box
                 painter.drawText(box, Qt.AlignmentFlag.AlignCenter, op)
             return
@@ -255,7 +268,10 @@ class NodeItem(QGraphicsItem):
             shape = _Fonts.shape_label(shape)
             painter.drawText(box.adjusted(5, 2 * third - 2, -5, -2), Qt.AlignmentFlag.AlignCenter, shape)
         k = badge_factor(lod)
-        if k is None:  # badge text would be unreadable
+        if k is None:  # badge text would be unreadable; the "INT" pill as large as the op type, as it is at its limit
+            if i in s.kernels:
+                k = max_badge_factor()
+                _pill(painter, box.right() + 2, box.bottom() + 8 - 13.0 * k, "INT", KERNEL_MARK, right=True, k=k)
             return
         top = box.top() + 5 - 13.0 * k  # the pills above the box grow upward (their bottom at +5)
         if i in s.badges:
@@ -265,6 +281,15 @@ class NodeItem(QGraphicsItem):
             _pill(painter, tag_rect(tag, k).left(), top, tag, QColor("#ffe0b2"), k=k)
         if i in s.kernels:  # an integer kernel (or a QDQ unit onnxruntime fuses into one); bottom at +8
             _pill(painter, box.right() + 2, box.bottom() + 8 - 13.0 * k, "INT", KERNEL_MARK, right=True, k=k)
+
+
+    def _band(self, painter: QPainter, box: QRectF) -> None:
+        """The kernel bar (:func:`kernel_band`), leaving the painter's pen and font as they were."""
+        pen = painter.pen()
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(KERNEL_BAND)
+        painter.drawRect(kernel_band(box.left(), box.top()))
+        painter.setPen(pen)
 
 
 class EdgesItem(QGraphicsItem):

@@ -119,6 +119,13 @@ def marks_drawn(canvas) -> bool:
     return scale >= TEXT_SCALE and badge_factor(scale) is not None
 
 
+def pills_drawn(canvas) -> bool:
+    """Whether ``canvas`` at its current scale marks integer kernels with the "INT" pill (node boxes with their
+    name: from ``TEXT_SCALE`` up, the pill as large as the op type where other marks are already hidden); below
+    it a bar under the op type stands for it (``items.kernel_band``, the overview's bars too)."""
+    return canvas.transform().m11() >= TEXT_SCALE
+
+
 def _values_drawn(canvas) -> bool:
     """Whether ``canvas`` colours some node or edge by a figure (the "error" mode's values); False before a model
     is shown too."""
@@ -147,7 +154,8 @@ def marks_key(canvas) -> tuple:
     each time a group opens or closes) and whether the scale draws marks. The canvas refreshes its legend when this
     changes (a zoom past the marks' readable size, a group opened)."""
     state = canvas._state
-    return (id(state), marks_drawn(canvas) if state is not None else False)
+    return (id(state), marks_drawn(canvas) if state is not None else False,
+            pills_drawn(canvas) if state is not None else False)
 
 
 def legend_entries(canvas, all_ops: bool = False, picture: bool = False,
@@ -194,8 +202,10 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False,
             notes.append(_badges_note(badges))
         if marks and tags:
             notes.append(_tags_note(tags.values()))
-        if marks and kernels:
-            notes.append("INT: integer kernel (or a QDQ unit fused into one)")
+        if kernels and pills_drawn(canvas):
+            notes.append(INT_NOTE)
+        elif kernels:
+            notes.append(KERNEL_BAND_NOTE)
         if state is not None and any(i not in state.kernels and d.startswith("float/") for i, d in state.compute.items()):
             notes.append(WEIGHT_ONLY_NOTE)
         if state is not None and state.compute and state.data.plan is not None:
@@ -210,6 +220,9 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False,
     return "op type", rows if all_ops else rows[:limit], float_notes(canvas)
 
 
+#: the dtype legend's note on the "INT" pill of integer kernels, and on the bar that stands for it zoomed out
+INT_NOTE = "INT: integer kernel (or a QDQ unit fused into one)"
+KERNEL_BAND_NOTE = "dark green bar under the op type: integer kernel (INT when zoomed in)"
 #: the dtype legend's note on a weight-only node of a file (a MatMulNBits below accuracy_level 4, a DequantizeLinear
 #: weight on a float MatMul): float math on an integer weight, so its fill is its weight's dtype and it has no INT mark
 WEIGHT_ONLY_NOTE = "weight-only node (no INT): float math on an integer weight, filled with the weight's dtype"

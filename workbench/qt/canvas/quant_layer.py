@@ -90,6 +90,8 @@ class CanvasQuant:
         self._map_kernels()
         for item in self._items.values():
             item.update()
+        if self._overview is not None:  # its kernel bars
+            self._overview.update()
 
     def _install_quant_items(self) -> None:
         """Called by ``_show``: the coloured edges of the new scene and the kernel marks."""
