@@ -80,3 +80,32 @@ def test_run_dtypes_of_each_kernel():
     assert run_dtypes("float/uint4", "MatMulNBits") == "int8/uint4"  # a file's MatMulNBits at level 4
     assert run_dtypes("float/uint4", None) == "float/uint4"  # below level 4: weight-only, no kernel
     assert run_dtypes("uint8/int8", "QDQ -> QLinearConv") == "uint8/int8"
+
+
+def test_compare_does_not_call_an_int4_qdq_file_weight_only(tmp_path, capsys):
+    """``compare`` split the noise of an int4 QDQ file as weight-only ('100% of the output noise comes from the
+    weights'), measuring float activations onnxruntime does not run: at the fused node's accuracy_level 4 they are
+    quantized to int8 per block as they run, as in a MatMulNBits file at level 4, which reads 'not measured'."""
+    m = int4_qdq_model()
+    kind, _act = as_run_words(tmp_path, m)
+    rng = np.random.default_rng(1)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w0"], ["y0"], name="blk0/mm0"),
+                           helper.make_node("MatMul", ["y0", "w1"], ["y1"], name="blk0/mm1")], "f",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, K])],
+                          [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [4, N])],
+                          [numpy_helper.from_array(rng.normal(0, 0.1, (K, N)).astype(np.float32), f"w{i}")
+                           for i in range(2)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]), tmp_path / "f.onnx")
+    onnx.save(m, tmp_path / "q.onnx")
+    np.savez(tmp_path / "d.npz", x=rng.standard_normal((2, 4, K)).astype(np.float32))
+    assert main(["compare", str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx"), "--data", str(tmp_path / "d.npz")]) \
+        in (0, None)
+    out = capsys.readouterr().out
+    if kind == "dynamic":
+        assert ("weights vs activations: not measured (onnxruntime fuses the quantized file's DequantizeLinear "
+                "weights and MatMuls into MatMulNBits at accuracy_level 4 (its default): it quantizes their "
+                "activations to int8 per block as they run, so there is no fixed activation quantization to take "
+                "out)\n") in out
+        assert "is weight-only (float activations)" not in out
+    else:
+        assert "q.onnx is weight-only (float activations)" in out

@@ -771,10 +771,15 @@ def _split_form(proto) -> str:
     roles = {p.role for p in api.read_quant_params(proto)}
     weights = bool(roles & {"weight", "bias"})
     if kinds and kinds <= {"QDQ", "weight_only"} and weights and not roles - {"weight", "bias"}:
-        if "MatMulNBits" in api.summarize_quantization(proto).kernels.values():
+        kernels = set(api.summarize_quantization(proto).kernels.values())
+        if "MatMulNBits" in kernels:
             return ("the quantized file's MatMulNBits run at accuracy_level 4: onnxruntime quantizes their "
                     "activations to int8 per block as they run, so there is no fixed activation quantization "
                     "to take out")
+        if "QDQ -> MatMulNBits" in kernels:
+            return ("onnxruntime fuses the quantized file's DequantizeLinear weights and MatMuls into MatMulNBits at "
+                    "accuracy_level 4 (its default): it quantizes their activations to int8 per block as they run, "
+                    "so there is no fixed activation quantization to take out")
         return "weight-only"
     if not kinds:
         return "the quantized file has no quantization nodes"
