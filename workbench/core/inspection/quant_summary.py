@@ -268,6 +268,13 @@ def _dq_layout(g: _Graph, dq: onnx.NodeProto) -> bool:
     return nbits_layout("per_tensor" if per_tensor else "per_channel", a.get("axis", 1), None)
 
 
+def _constant_value(g: _Graph, tensor: str) -> bool:
+    """Whether ``tensor`` is an initializer or a Constant node's value (onnxruntime folds that into an
+    initializer before its QDQ fusions, so a weight held so fuses too)."""
+    prod = g.producer.get(tensor)
+    return tensor in g.inits or (prod is not None and prod.op_type == "Constant" and prod.domain in ("", "ai.onnx"))
+
+
 def _only(g: _Graph, tensor: str) -> onnx.NodeProto | None:
     """The one node reading ``tensor``, None when it has none or several."""
     users = g.consumers.get(tensor, [])
@@ -317,7 +324,7 @@ def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
     if not integer_kernel(op, w_type, a_type):
         # an 8-bit output pair (int8, float8) keeps onnxruntime from fusing MatMulNBits; a 16-bit one does not;
         # nor does a weight DequantizeLinear read by another node or given out (its selector's one output edge)
-        fusable = (w_dq.input[0] in g.inits and not any(t is not None and t.bits == 8 for t in out_types)
+        fusable = (_constant_value(g, w_dq.input[0]) and not any(t is not None and t.bits == 8 for t in out_types)
                    and node.name not in g.relu_after  # a float FusedGemm (digits_mlp w4-block: 2 of 3)
                    and _only(g, w_dq.output[0]) is node and w_dq.output[0] not in g.outputs)
         return "MatMulNBits" if fusable and nbits_kernel(op, w_type, a_type, _dq_layout(g, w_dq)) else None
@@ -562,8 +569,33 @@ def params_around_nodes(proto: onnx.ModelProto, params: list[QuantTensor] | None
             have += [p for p in found if all(p.tensor != h.tensor for h in have)]
     for n in nodes:
         if n.name in out:
-            out[n.name] = [_seen_from(n, p) for p in out[n.name]]
+            order = _slot_order(n, producer, consumers)
+            # in the op's input order, then its outputs' (a QLinearAdd's B, a weight read where it is, came before
+            # its A, an activation read at its producer)
+            out[n.name] = sorted((_seen_from(n, p) for p in out[n.name]),
+                                 key=lambda p: order.get(p.tensor, len(order)))
     return out
+
+
+def _slot_order(node: onnx.NodeProto, producer: dict[str, onnx.NodeProto],
+                consumers: dict[str, list[onnx.NodeProto]]) -> dict[str, int]:
+    """Quantized tensor -> the index of the slot of ``node`` it fills: its inputs first, then its outputs; a
+    tensor a DequantizeLinear feeding an input dequantizes, or a QuantizeLinear reading an output quantizes, takes
+    that input's or output's slot (QDQ)."""
+    order: dict[str, int] = {}
+    for i, t in enumerate(node.input):
+        if not t:
+            continue
+        order.setdefault(t, i)
+        p = producer.get(t)
+        if p is not None and p.op_type == "DequantizeLinear":
+            order.setdefault(p.input[0], i)
+    for j, t in enumerate(node.output, start=len(node.input)):
+        order.setdefault(t, j)
+        for c in consumers.get(t, []):
+            if c.op_type == "QuantizeLinear":
+                order.setdefault(c.output[0], j)
+    return order
 
 
 def _as_role(p: QuantTensor, role: str) -> QuantTensor:
