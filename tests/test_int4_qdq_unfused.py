@@ -22,12 +22,16 @@ K, N, BLOCK = 64, 64, 32
 def _model(shape: str) -> onnx.ModelProto:
     """One int4 weight ``w`` behind a blocked DequantizeLinear ``dq`` (axis 0, blocks of 32), opset 21.
     ``shape``: "alone" (read by MatMul ``mm`` only), "shared" (also by ``mm2``), "output" (its float weight is
-    also a graph output)."""
+    also a graph output), "constant" (alone, the weight a Constant node's value instead of an initializer)."""
     rng = np.random.default_rng(0)
-    inits = [helper.make_tensor("w", TensorProto.INT4, [K, N], rng.integers(-8, 8, size=(K, N)).ravel().tolist()),
-             numpy_helper.from_array(rng.uniform(0.01, 0.05, (K // BLOCK, N)).astype(np.float32), "s")]
+    weight = helper.make_tensor("w", TensorProto.INT4, [K, N], rng.integers(-8, 8, size=(K, N)).ravel().tolist())
+    inits = [numpy_helper.from_array(rng.uniform(0.01, 0.05, (K // BLOCK, N)).astype(np.float32), "s")]
     nodes = [helper.make_node("DequantizeLinear", ["w", "s"], ["wf"], name="dq", axis=0, block_size=BLOCK),
              helper.make_node("MatMul", ["x", "wf"], ["y"], name="mm")]
+    if shape == "constant":
+        nodes.insert(0, helper.make_node("Constant", [], ["w"], name="wc", value=weight))
+    else:
+        inits.append(weight)
     outs = ["y"]
     if shape == "shared":
         nodes.append(helper.make_node("MatMul", ["x", "wf"], ["y2"], name="mm2"))
@@ -72,3 +76,12 @@ def test_a_weight_dequantizelinear_given_out_is_not_read_as_matmulnbits(tmp_path
     s = summarize_quantization(m)
     assert s.kernels == {}  # failed before: 'QDQ -> MatMulNBits'
     assert s.text() == "QDQ: 1 MatMul float/int4"
+
+
+def test_a_weight_from_a_constant_node_fuses(tmp_path):
+    # onnxruntime folds the Constant into an initializer before its QDQ fusions
+    m = _model("constant")
+    assert _ort_ops(m, tmp_path) == ["MatMulNBits"]
+    s = summarize_quantization(m)
+    assert s.kernels == {"mm": "QDQ -> MatMulNBits"}  # failed before: {}
+    assert s.text() == "dynamic: 1 MatMul int8/int4"  # failed before: 'QDQ: 1 MatMul float/int4'
