@@ -20,5 +20,5 @@ def test_kernel_note_names_groups(qtbot, make_canvas):
     title, _rows, notes = legend_entries(canvas)
     assert title == "dtype in the file"
     assert "group title: the quantized kernels inside (dtypes activation/weight); a collapsed group's box is " \
-           "coloured by their activation dtype" in notes
+           "coloured by their activation dtype as run (a weight-only kernel's: its weight dtype)" in notes
     assert not any(n.startswith("box:") for n in notes)  # was "box: the quantized kernels inside ..."

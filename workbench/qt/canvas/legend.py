@@ -230,11 +230,12 @@ WEIGHT_ONLY_NOTE = "weight-only node (no INT): float math on an integer weight, 
 #: the dtype legend's note on what a group (block) says of a file quantized elsewhere: "box" alone read as the
 #: node boxes, which show no kernels
 GROUP_KERNELS_NOTE = ("group title: the quantized kernels inside (dtypes activation/weight); a collapsed group's box "
-                      "is coloured by their activation dtype")
+                      "is coloured by their activation dtype as run (a weight-only kernel's: its weight dtype)")
 #: its first half alone (a picture that draws the kernels in a group's title but shows no collapsed box)
 GROUP_TITLE_NOTE = "group title: the quantized kernels inside (dtypes activation/weight)"
 #: its second half alone (a picture whose collapsed boxes are too small to draw their kernels)
-GROUP_BOX_NOTE = "a collapsed group's box is coloured by the activation dtype of the quantized kernels inside"
+GROUP_BOX_NOTE = ("a collapsed group's box is coloured by the activation dtype of the quantized kernels inside as run "
+                  "(a weight-only kernel's: its weight dtype)")
 
 
 def _groups_with_figures(canvas) -> bool:
