@@ -177,14 +177,14 @@ def _input(node: onnx.NodeProto, i: int | None) -> str:
 
 
 def _constant_weight(g: _Graph, node: onnx.NodeProto) -> bool:
-    """Whether a compute node's weight input (its kernel's weight position, else input 1) is an initializer,
-    directly or behind the DequantizeLinear (and QuantizeLinear) that quantize it."""
+    """Whether a compute node's weight input (its kernel's weight position, else input 1) is an initializer or a
+    Constant node's value, directly or behind the DequantizeLinear (and QuantizeLinear) that quantize it."""
     kernel = _KERNELS.get(node.op_type)
     t = _input(node, kernel.weight if kernel is not None else 1)
     for _ in range(3):  # the initializer, its DequantizeLinear, a QuantizeLinear before that
         if not t:
             return False
-        if t in g.inits:
+        if _constant_value(g, t):
             return True
         prod = g.producer.get(t)
         if prod is None or prod.op_type not in ("DequantizeLinear", "QuantizeLinear"):
@@ -330,7 +330,7 @@ def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
         return "MatMulNBits" if fusable and nbits_kernel(op, w_type, a_type, _dq_layout(g, w_dq)) else None
     if to_q and not all(is_int8(t) for t in out_types):
         return None  # a 16-bit output pair (the next unit's activation): DequantizeLinear + float op
-    acts = [d for d in (a_dq, w_dq) if d is not None and d.input[0] not in g.inits]
+    acts = [d for d in (a_dq, w_dq) if d is not None and not _constant_value(g, d.input[0])]
     if not all(_u8_pair(g, dq) for dq in acts) or not all(_u8_pair(g, _only(g, q.output[0])) for q in users if to_q):
         return None  # a signed pair x86 onnxruntime cannot turn uint8: DequantizeLinear + float op
     if op == "Gemm":
