@@ -24,3 +24,22 @@ def test_an_inconsistent_rule_is_refused_in_one_line_naming_the_field(recipe, me
     assert info.value.message == message
     assert info.value.hint == "Change the rule so the spec is consistent."
     assert "\n" not in str(info.value)
+
+
+def test_unchecked_resolve_gives_the_inconsistent_settings_as_written():
+    """What the app shows beside the error, so the settings can be fixed where they show: the override's int16
+    with reduce_range over the preset's activation, nothing raised; the checked resolve still refuses them."""
+    recipe = Recipe(overrides={"c1": NodeSettings(activation=PartialSpec(dtype="int16", reduce_range=True))})
+    with pytest.raises(RecipeError):
+        resolve_node(recipe, "c1", "Conv")
+    resolved = resolve_node(recipe, "c1", "Conv", check=False)
+    act = resolved.config.activation
+    assert (act.dtype, act.reduce_range, act.symmetric, act.granularity, act.observer) == (
+        "int16", True, False, Granularity.per_tensor, "minmax")  # cpu-u8s8's uint8 asymmetric, per_tensor, minmax
+    assert resolved.sources["activation"] == "override" and resolved.sources["weight"] == "preset cpu-u8s8"
+    assert resolved.config.weight == resolve_node(Recipe(), "c1", "Conv").config.weight
+    memo: dict = {}
+    resolve_node(recipe, "c1", "Conv", memo, check=False)
+    assert memo == {}  # nothing a plan's checked resolve with the same memo would reuse
+    with pytest.raises(RecipeError):
+        resolve_node(recipe, "c1", "Conv", memo)

@@ -395,6 +395,11 @@ class Document(QObject):
         except WorkbenchError as exc:
             return str(exc)
 
+    def resolve_as_set(self, node: str) -> ResolvedNode:
+        """``node``'s settings as the recipe's layers give them, unchecked (``resolve_node(..., check=False)``):
+        what the inspector shows beside the error of :meth:`resolve` while they do not fit together (it hid them)."""
+        return resolve_node(self.recipe, node, self.op_type(node), check=False)
+
     def node_issues(self, nodes: list[str]) -> list[str]:
         """Plan issues about any node in ``nodes`` (and the plan error, if planning failed); none for
         an already-quantized model (the recipe's advice is for float models)."""

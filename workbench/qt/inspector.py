@@ -10,7 +10,8 @@ a recipe file may not hold (:func:`~workbench.core.api.unapplied_choice`: per_ch
 of a static preset, per_block with an observer that computes no per-block ranges, an MX dtype (per-block by
 definition) on a per_tensor or per_channel spec), are greyed in their combo box,
 the reason in its tooltip, so a project or recipe saved from the app loads in the CLI. Invalid combinations
-(reduce_range on 16 bits, ...) are shown in red under the fields, never raised; the plan's infos about the
+(reduce_range on 16 bits, ...) are shown in red under the fields, never raised, the fields showing the settings as
+set (:meth:`Document.resolve_as_set`) so they can be fixed there; the plan's infos about the
 selection (expected, nothing to fix) in a line of their own under them, in the normal text colour.
 
 A file shown in a tab of its own (View > Open Exported Model) is not the recipe: while such a tab
@@ -693,10 +694,10 @@ class Inspector(QWidget):
         resolved, problems = [], []
         for node in nodes:
             r = self.doc.resolve(node)
-            if isinstance(r, str):
+            if isinstance(r, str):  # settings that do not fit together: shown as set, to be fixed here
                 problems.append(r)
-            else:
-                resolved.append(r)
+                r = self.doc.resolve_as_set(node)
+            resolved.append(r)
         self._show_problems(problems + self.doc.node_issues(nodes))
         if resolved:
             RoleEditor._set_check(self.exclude, [r.excluded for r in resolved])
@@ -719,11 +720,16 @@ class Inspector(QWidget):
         if resolved is None:
             if not self.nodes or self.exclude.isHidden():
                 return
-            resolved = [r for r in (self.doc.resolve(n) for n in self.nodes) if not isinstance(r, str)]
+            resolved = [self._as_shown(n) for n in self.nodes]
         latency = latency_kept_units(self.doc)
         srcs = sorted({"latency check" if r.excluded and r.node in latency and r.sources.get("exclude") == "override"
                        else r.sources.get("exclude", "") for r in resolved} - {""})
         self.exclude_source.setText(", ".join(srcs[:3]))
+
+    def _as_shown(self, node: str) -> ResolvedNode:
+        """``node``'s resolved settings; as set, unchecked, when they do not fit together (:meth:`refresh`)."""
+        r = self.doc.resolve(node)
+        return self.doc.resolve_as_set(node) if isinstance(r, str) else r
 
     def _unit_nodes(self) -> list[str]:
         """The selected nodes that are node units of the plan (an exclude on a folded Relu or a Reshape would

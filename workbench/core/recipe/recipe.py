@@ -274,7 +274,9 @@ class ResolvedNode(Record, extra="ignore"):
 
 
 def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSettings,
-           label: str, sources: dict[str, str], node: str) -> bool | None:
+           label: str, sources: dict[str, str], node: str, check: bool = True) -> bool | None:
+    """Apply one layer's ``settings`` to ``cfg`` (role -> spec); ``check`` False: as written, unchecked
+    (:func:`resolve_node`)."""
     for role in ROLES:
         part: PartialSpec | None = getattr(settings, role)
         if part is None:
@@ -285,6 +287,10 @@ def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSet
             continue
         current = cfg[role] or (getattr(base, role) if part.enabled else None)
         if current is None:
+            continue
+        if not check:
+            cfg[role] = current.model_copy(update=spec_changes(part, current))
+            sources[role] = label
             continue
         if part.observer is None and part.observer_args is not None:
             _inherited_reads(current.observer, part.observer_args, f"{label} (node {node}): {role}")
@@ -309,7 +315,8 @@ def _inherited_reads(observer: str, args: dict[str, float], where: str) -> None:
                           "observer the node has from its preset or an earlier rule (see README, 'Recipes').") from None
 
 
-def resolve_node(recipe: Recipe, node_name: str, op_type: str, memo: dict | None = None) -> ResolvedNode:
+def resolve_node(recipe: Recipe, node_name: str, op_type: str, memo: dict | None = None, *,
+                 check: bool = True) -> ResolvedNode:
     """Resolve the effective :class:`NodeConfig` of one node.
 
     Precedence, lowest first: preset < op-type rules < name-glob rules < exact-name override;
@@ -319,6 +326,10 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str, memo: dict | None
     ``memo``: a dict the caller keeps for calls on this same, unchanged ``recipe`` (a plan resolves every
     node, some several times): nodes of one op type that the same rules and override objects match share
     one config, built once (the same values; nudenet_320n's plan resolves 308 nodes into 20 configs).
+
+    ``check`` False: a layer whose settings do not fit together (reduce_range on int16, ...) is applied as
+    written, unvalidated, and nothing is raised: what the node's settings ask for, for the app to show beside the
+    error of the checked resolve, so they can be fixed where they show (the plan refuses them). Not memoized.
 
     Raises
     ------
@@ -332,10 +343,10 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str, memo: dict | None
     if node_name in recipe.overrides:
         layers.append(("override", recipe.overrides[node_name]))
     key = (op_type, tuple((label, id(settings)) for label, settings in layers))
-    built = memo.get(key) if memo is not None else None
+    built = memo.get(key) if memo is not None and check else None
     if built is None:
-        built = _layered(recipe, op_type, layers, node_name)
-        if memo is not None:  # the layers are the recipe's objects, alive while it is: their ids stay theirs
+        built = _layered(recipe, op_type, layers, node_name, check)
+        if memo is not None and check:  # the layers are the recipe's objects, alive while it is: their ids stay theirs
             memo[key] = built
     config, layered_sources, excluded = built
     sources = dict(layered_sources)
@@ -348,10 +359,10 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str, memo: dict | None
 
 
 def _layered(recipe: Recipe, op_type: str, layers: list[tuple[str, NodeSettings]],
-             node_name: str) -> tuple[NodeConfig, dict[str, str], bool]:
+             node_name: str, check: bool = True) -> tuple[NodeConfig, dict[str, str], bool]:
     """``(config, sources, excluded)`` of a node of ``op_type`` matched by ``layers`` (``(label, settings)``,
     lowest precedence first), before the recipe's ``exclude`` globs (:func:`resolve_node`; ``node_name``
-    names the node in its errors)."""
+    names the node in its errors; ``check`` as there)."""
     preset = recipe.preset_obj()
     quantized = op_type in recipe.quantized_op_types()
     base = preset.config
@@ -364,7 +375,7 @@ def _layered(recipe: Recipe, op_type: str, layers: list[tuple[str, NodeSettings]
     sources = {r: ("preset " + preset.name if quantized else "not quantized") for r in ROLES}
     excluded = False
     for label, settings in layers:
-        ex = _apply(cfg, base, settings, label, sources, node_name)
+        ex = _apply(cfg, base, settings, label, sources, node_name, check)
         if ex is not None:
             excluded = ex
             sources["exclude"] = label
