@@ -16,6 +16,8 @@ from workbench.cli import main
 from workbench.core.inspection.quant_summary import run_dtypes, summarize_quantization
 
 K, N, BLOCK = 64, 64, 32
+#: the format words of a file whose int4 QDQ MatMuls onnxruntime runs as MatMulNBits at accuracy_level 4
+FUSED_WORDS = "dynamic (int4 QDQ weights fused by onnxruntime into MatMulNBits)"
 
 
 def int4_qdq_model(units: int = 2, seed: int = 0) -> onnx.ModelProto:
@@ -64,14 +66,17 @@ def test_int4_qdq_matmuls_read_as_onnxruntime_runs_them(tmp_path, capsys):
     kind, act = as_run_words(tmp_path, m)
     assert (kind, act) == ("dynamic", "int8")  # onnxruntime 1.32's default: accuracy_level 4 on the fused node
     s = summarize_quantization(m)
-    assert s.text() == f"{kind}: 2 MatMul {act}/int4"  # was "QDQ: 2 MatMul float/int4"
+    # the format as run and the QDQ the file holds; was "QDQ: 2 MatMul float/int4", then "dynamic: 2 MatMul int8/int4"
+    words = FUSED_WORDS if kind == "dynamic" else kind
+    assert s.text() == f"{words}: 2 MatMul {act}/int4"
     assert s.kinds == {kind: 2}
+    assert s.fused_qdq == ({"int4": 2} if kind == "dynamic" else {})
     assert s.kernels == {"blk0/mm0": "QDQ -> MatMulNBits", "blk0/mm1": "QDQ -> MatMulNBits"}
     assert s.compute == {"blk0/mm0": "float/int4", "blk0/mm1": "float/int4"}  # the file's dtypes stay
     path = tmp_path / "int4_qdq.onnx"
     onnx.save(m, path)
     assert main(["inspect", str(path)]) in (0, None)
-    assert f"summary:     {kind}: 2 MatMul {act}/int4\n" in capsys.readouterr().out
+    assert f"summary:     {words}: 2 MatMul {act}/int4\n" in capsys.readouterr().out
 
 
 def test_run_dtypes_of_each_kernel():

@@ -58,7 +58,7 @@ def test_a_weight_dequantizelinear_with_one_reader_fuses(tmp_path):
     assert _ort_ops(m, tmp_path) == ["MatMulNBits"]
     s = summarize_quantization(m)
     assert s.kernels == {"mm": "QDQ -> MatMulNBits"}
-    assert s.text() == "dynamic: 1 MatMul int8/int4"
+    assert s.text() == "dynamic (int4 QDQ weights fused by onnxruntime into MatMulNBits): 1 MatMul int8/int4"
 
 
 def test_a_shared_weight_dequantizelinear_is_not_read_as_matmulnbits(tmp_path):
@@ -84,4 +84,5 @@ def test_a_weight_from_a_constant_node_fuses(tmp_path):
     assert _ort_ops(m, tmp_path) == ["MatMulNBits"]
     s = summarize_quantization(m)
     assert s.kernels == {"mm": "QDQ -> MatMulNBits"}  # failed before: {}
-    assert s.text() == "dynamic: 1 MatMul int8/int4"  # failed before: 'QDQ: 1 MatMul float/int4'
+    # failed before: 'QDQ: 1 MatMul float/int4'
+    assert s.text() == "dynamic (int4 QDQ weights fused by onnxruntime into MatMulNBits): 1 MatMul int8/int4"

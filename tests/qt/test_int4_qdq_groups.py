@@ -6,7 +6,7 @@ banner "QDQ: 6 MatMul float/int4". Offscreen."""
 from __future__ import annotations
 
 import pytest
-from test_int4_qdq_as_run import as_run_words, int4_qdq_model
+from test_int4_qdq_as_run import FUSED_WORDS, as_run_words, int4_qdq_model
 
 pytest.importorskip("PySide6")
 
@@ -40,4 +40,5 @@ def test_int4_qdq_box_and_banner_read_as_run(qtbot, make_canvas, tmp_path):
     banner = QuantBanner()
     qtbot.addWidget(banner)
     banner.show_summary(summarize_quantization(proto), "int4.onnx")
-    assert f"already quantized</b> - {kind}: 6 MatMul {act}/int4; quantized ops: 6 MatMul." in banner.text()
+    words = FUSED_WORDS if kind == "dynamic" else kind  # names the file's QDQ beside the format it runs as
+    assert f"already quantized</b> - {words}: 6 MatMul {act}/int4; quantized ops: 6 MatMul." in banner.text()

@@ -1,7 +1,8 @@
 """What an already-quantized model is, in one line, and the dtype of each node and drawn edge.
 
 ``summarize_quantization(proto).text()`` gives e.g. ``"QDQ: 3 Conv uint8/int8, 1 Gemm uint8/int8"``
-or ``"dynamic: 20 Conv uint8/uint8, 2 MatMul uint8/uint8, 1 LSTM uint8/int8, 3 MatMul float"``:
+or ``"dynamic: 20 Conv uint8/uint8, 2 MatMul uint8/uint8, 1 LSTM uint8/int8, 3 MatMul float"``
+(``"dynamic (int4 QDQ weights fused by onnxruntime into MatMulNBits): ..."`` for a QDQ file run so):
 the formats found (:mod:`workbench.core.graph.quantized_ops`; the QuantizeLinear / DequantizeLinear at the edges
 of a QOperator file's integer kernels count as QOperator, :mod:`~workbench.core.inspection.qoperator_boundary`),
 then per compute op type (Conv,
@@ -108,6 +109,11 @@ class QuantSummary:
         integer kernels (``kernels``) by the float op they compute, weight-only kernels, and pass-through
         ops (Reshape, Transpose, MaxPool, ...) on integer tensors (:func:`_on_quantized_data`), e.g.
         ``("Conv", 38)``. Float ops between Q/DQ pairs (LayerNormalization, Div, Erf) are not counted.
+    fused_qdq : dict of str to int
+        Weight dtype (``"int4"``) -> how many weight-only QDQ MatMuls of that weight dtype onnxruntime fuses into
+        MatMulNBits and ``kinds`` counts ``"dynamic"``: ``text`` names the file's QDQ beside ``dynamic``
+        (``"dynamic (int4 QDQ weights fused by onnxruntime into MatMulNBits): 36 MatMul int8/int4"``), so a
+        reader who made a QDQ file finds the format it holds; empty for every other file.
     """
 
     kinds: dict[str, int] = field(default_factory=dict)
@@ -118,6 +124,7 @@ class QuantSummary:
     compute: dict[str, str] = field(default_factory=dict)
     weighted: dict[str, int] = field(default_factory=dict)
     as_kernels: dict[tuple[str, str], int] = field(default_factory=dict)
+    fused_qdq: dict[str, int] = field(default_factory=dict)
 
     @property
     def quantized(self) -> bool:
@@ -127,9 +134,18 @@ class QuantSummary:
         """One line: ``"QDQ: 3 Conv uint8/int8, 1 Gemm uint8/int8"`` ("float model" when not quantized)."""
         if not self.kinds:
             return "float model"
-        kinds = " + ".join(_KIND_TEXT.get(k, k) for k in self.kinds)
+        kinds = " + ".join(self._kind_text(k) for k in self.kinds)
         rows = ", ".join(f"{n} {op} {dt}{self._run_note(op, dt, n)}" for op, dt, n in self.ops)
         return f"{kinds}: {rows}" if rows else kinds
+
+    def _kind_text(self, kind: str) -> str:
+        """A format as ``text`` names it: ``"weight-only"``; ``"dynamic"`` with, where it counts QDQ MatMuls
+        onnxruntime fuses into MatMulNBits, the QDQ the file holds: ``"dynamic (int4 QDQ weights fused by
+        onnxruntime into MatMulNBits)"``."""
+        word = _KIND_TEXT.get(kind, kind)
+        if kind == "dynamic" and self.fused_qdq:
+            word += f" ({'/'.join(sorted(self.fused_qdq))} QDQ weights fused by onnxruntime into MatMulNBits)"
+        return word
 
     def _run_note(self, op: str, dtypes: str, n: int) -> str:
         """What onnxruntime makes of a row whose activation is an integer type but not all of whose nodes are
@@ -414,6 +430,8 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
             row = (base, run_dtypes(dtypes, summary.kernels.get(key)))
             if op != "MatMulNBits" and row[1] != dtypes and dtypes.startswith("float/"):
                 qdq_dynamic += 1  # a weight-only QDQ MatMul fused into MatMulNBits: int8 activation as run
+                weight = dtypes.split("/", 1)[1]
+                summary.fused_qdq[weight] = summary.fused_qdq.get(weight, 0) + 1
             rows[row] += 1
             summary.as_kernels[row] = summary.as_kernels.get(row, 0) + (key in summary.kernels)
             if dtypes != "float":
