@@ -10,19 +10,21 @@ from workbench.core.recipe.recipe import Recipe, resolve_node
 from workbench.core.recipe.spec import Granularity, NodeSettings, PartialSpec, Rule
 
 
-@pytest.mark.parametrize(("recipe", "message"), [
+@pytest.mark.parametrize(("recipe", "message", "hint"), [
     (Recipe(rules=[Rule(op_type="Conv", weight=PartialSpec(granularity=Granularity.per_block))]),
-     "rule op_type=Conv: invalid weight settings: per_block needs a positive block_size (e.g. 32)."),
+     "rule op_type=Conv: invalid weight settings: per_block needs a positive block_size (e.g. 32).", "rule"),
     (Recipe(rules=[Rule(name="c*", weight=PartialSpec(dtype="int16", reduce_range=True))]),
-     "rule name=c*: invalid weight settings: reduce_range applies to 8-bit dtypes only, not int16."),
+     "rule name=c*: invalid weight settings: reduce_range applies to 8-bit dtypes only, not int16.", "rule"),
+    # the node named ("override: ..." before): one node's settings, which an override holds
     (Recipe(overrides={"c1": NodeSettings(weight=PartialSpec(block_size=32))}),
-     "override: invalid weight settings: block_size is only valid with granularity per_block."),
+     "override of node c1: invalid weight settings: block_size is only valid with granularity per_block.",
+     "override"),
 ])
-def test_an_inconsistent_rule_is_refused_in_one_line_naming_the_field(recipe, message):
+def test_an_inconsistent_rule_is_refused_in_one_line_naming_the_field(recipe, message, hint):
     with pytest.raises(RecipeError) as info:
         resolve_node(recipe, "c1", "Conv")
     assert info.value.message == message
-    assert info.value.hint == "Change the rule so the spec is consistent."
+    assert info.value.hint == f"Change the {hint} so the spec is consistent."
     assert "\n" not in str(info.value)
 
 

@@ -11,18 +11,20 @@ from PySide6.QtCore import Qt
 
 from workbench.qt.inspector import MIXED
 
-PROBLEM = ("override: invalid activation settings: reduce_range applies to 8-bit dtypes only, not int16. "
-           "Change the rule so the spec is consistent.")
+#: the red line of Conv@0 (it read "override: ...", naming no node, "Change the rule")
+PROBLEM = ("override of node {}: invalid activation settings: reduce_range applies to 8-bit dtypes only, not int16. "
+           "Change the override so the spec is consistent.")
 
 
-def _int16_with_reduce_range(win) -> None:
-    """Conv@0 alone: reduce_range ticked (valid on uint8), then activation dtype int16 (reduce_range is 8-bit only)."""
-    win.canvas.select_nodes(["Conv@0"])
+def _int16_with_reduce_range(win, node: str = "Conv@0") -> None:
+    """``node`` alone: reduce_range ticked (valid on uint8), then activation dtype int16 (reduce_range is 8-bit only)."""
+    win.canvas.select_nodes([node])
     activation = win.inspector.roles["activation"]
-    activation.toggle.click()  # unfold the Activation section
+    if not activation.expanded():
+        activation.toggle.click()  # unfold the Activation section
     activation.reduce_range.click()
     activation.dtype.setCurrentText("int16")
-    override = win.doc.recipe.overrides["Conv@0"].activation
+    override = win.doc.recipe.overrides[node].activation
     assert (override.dtype, override.reduce_range) == ("int16", True)
 
 
@@ -36,7 +38,7 @@ def test_a_node_with_inconsistent_settings_shows_them_to_fix(qtbot, window, open
     assert win.doc.recipe.overrides["Conv@1"].exclude is True
     _int16_with_reduce_range(win)
 
-    assert inspector.problems.text() == PROBLEM and not inspector.problems.isHidden()
+    assert inspector.problems.text() == PROBLEM.format("Conv@0") and not inspector.problems.isHidden()
     for editor in (weight, activation, bias):  # all three were hidden
         assert not editor.isHidden() and editor.isEnabled()
     assert activation.expanded() and activation.dtype.currentText() == "int16"
@@ -66,7 +68,7 @@ def test_a_selection_with_such_a_node_counts_its_settings(qtbot, window, open_fi
     _int16_with_reduce_range(win)
 
     win.canvas.select_nodes(["Conv@0", "Conv@1", "Conv@2"])
-    assert inspector.problems.text() == PROBLEM
+    assert inspector.problems.text() == PROBLEM.format("Conv@0")
     # uint8 and no reduce_range before: the values of Conv@1 and Conv@2 alone
     assert activation.dtype.currentIndex() == -1 and activation.dtype.placeholderText() == MIXED
     assert activation.reduce_range.checkState() == Qt.CheckState.PartiallyChecked
@@ -74,3 +76,14 @@ def test_a_selection_with_such_a_node_counts_its_settings(qtbot, window, open_fi
     activation.toggle.click()  # folded: the line counts each value
     assert activation.summary.text() == ("dtype mixed (uint8 on 2, int16 on 1), asymmetric, per_tensor, minmax, "
                                          "reduce_range on 1 of 3 (override, preset cpu-u8s8)")
+
+
+def test_each_node_with_such_settings_is_named_in_the_red_line(qtbot, window, open_file, corpus):
+    """Two selected nodes with the same inconsistent override: a line each, naming it (one line before, "override:
+    ...", which did not say which of the selected nodes to fix)."""
+    win = window
+    open_file(win, corpus / "ppocr_mobile_v2_cls/model.onnx")
+    _int16_with_reduce_range(win, "Conv@0")
+    _int16_with_reduce_range(win, "Conv@1")
+    win.canvas.select_nodes(["Conv@0", "Conv@1", "Conv@2"])
+    assert win.inspector.problems.text() == "\n".join(PROBLEM.format(n) for n in ("Conv@0", "Conv@1"))

@@ -298,8 +298,10 @@ def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSet
             cfg[role] = QuantSpec(**{**current.model_dump(), **spec_changes(part, current)})
         except ValueError as exc:  # pydantic's ValidationError; its "Value error, " prefix is not ours to show
             msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
-            raise RecipeError(f"{label}: invalid {role} settings: {msg}.",
-                              hint="Change the rule so the spec is consistent.") from None
+            # an override is one node's: named, as the app shows it for a selection of several
+            where, what = (f"override of node {node}", "override") if label == "override" else (label, "rule")
+            raise RecipeError(f"{where}: invalid {role} settings: {msg}.",
+                              hint=f"Change the {what} so the spec is consistent.") from None
         sources[role] = label
     return settings.exclude
 
