@@ -490,9 +490,12 @@ class RunController(QObject):
         recipe = self.doc.recipe.to_json()  # the recipe it runs with (the user may edit while it runs)
         # a file job that returns after a cancel has written its file: it succeeds, saying the cancel came too late
         job.keeps_late_result = kind in WRITERS
+        # an export's result also says the rows it ran on (the exported tab's outdated mark); kept out of the
+        # others, which a project saves as JSON (a tuple would come back a list, unequal to what was saved)
+        rows = {"started_rows": data} if kind == "export" else {}
         job.succeeded.connect(lambda res: self._on_success(kind, {**res, **(extra or {}), "started_recipe": recipe,
-                                                                  "started_rows": data,
-                                                                  "cancel_too_late": job.cancel_requested}, data))
+                                                                  **rows, "cancel_too_late": job.cancel_requested},
+                                                           data))
         job.failed.connect(lambda err: self.failed.emit(kind, err))
         job.cancelled.connect(lambda: self.cancelled.emit(kind))
         job.finished.connect(lambda: self._on_finished(kind))
@@ -504,7 +507,7 @@ class RunController(QObject):
         """Adopt a job's result; ``data``: the (data, samples) it ran on. Its calibration cache is taken
         only while the document still has those rows (they may change while a job runs). ``result``
         carries ``started_recipe``: the recipe JSON the job ran with (compare it with the document's
-        to see an edit made while the job ran), and ``started_rows``: ``data``."""
+        to see an edit made while the job ran) and, for an export, ``started_rows``: ``data``."""
         same_rows = data == self.doc.rows
         if not same_rows:
             result = {**result, "calibration": None}
