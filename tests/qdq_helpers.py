@@ -117,6 +117,15 @@ def ran_as(path, ops) -> dict[str, str]:
         return {n.name: n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node if ops(n.op_type)}
 
 
+def optimized_ops(proto: onnx.ModelProto, folder) -> list[str]:
+    """The op types of onnxruntime's optimized graph of ``proto`` (default session options: ORT_ENABLE_ALL, its
+    fusions and layout changes), in graph order; the graph is written to ``folder`` (a test's tmp_path)."""
+    so = ort.SessionOptions()
+    so.optimized_model_filepath = os.path.join(folder, "ort_optimized.onnx")
+    ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
+
+
 def op_counts(proto: onnx.ModelProto) -> collections.Counter:
     return collections.Counter(n.op_type for n in proto.graph.node)
 

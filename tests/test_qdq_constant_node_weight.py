@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import optimized_ops
 
 from workbench.core.inspection.quant_summary import summarize_quantization
 
@@ -39,17 +39,10 @@ def _model(constant_node: bool) -> onnx.ModelProto:
     return m
 
 
-def _ort_ops(m: onnx.ModelProto, tmp_path) -> list[str]:
-    so = ort.SessionOptions()
-    so.optimized_model_filepath = str(tmp_path / "ort_optimized.onnx")
-    ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
-
-
 def test_a_constant_node_weight_reads_as_the_integer_kernel_as_an_initializer_does(tmp_path):
     for constant_node in (False, True):
         m = _model(constant_node)
-        assert _ort_ops(m, tmp_path) == ["QuantizeLinear", "MatMulIntegerToFloat"]
+        assert optimized_ops(m, tmp_path) == ["QuantizeLinear", "MatMulIntegerToFloat"]
         s = summarize_quantization(m)
         assert s.kernels == {"mm": "QDQ -> MatMulIntegerToFloat"}, constant_node  # failed before with a Constant: {}
         assert s.text() == "QDQ: 1 MatMul uint8/int8"  # failed before: '... uint8/int8 (run in float)'
