@@ -70,6 +70,20 @@ def write_variant(base: Path, target: Path, **fields) -> Path:
     return target
 
 
+def refused_open(qtbot, win, project: Path, dialogs) -> list[tuple[str, str]]:
+    """Open ``project`` in ``win``, check that no model opened (the open was refused), and return the dialogs
+    it showed as (title, text), clearing ``dialogs`` (the tests' dialog recorder)."""
+    opened = []
+    win.modelOpened.connect(opened.append)
+    win.open_path(project)
+    qtbot.wait(50)
+    win.modelOpened.disconnect()
+    assert not opened
+    shown = [(title, text) for _kind, title, text in dialogs]
+    dialogs.clear()
+    return shown
+
+
 def run_job(qtbot, win, start, timeout: int = 540_000) -> tuple[str, object]:
     """Start a job with ``start()`` and wait for it: ("succeeded", result) or ("failed", error)."""
     seen: list = []

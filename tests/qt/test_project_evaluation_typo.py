@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from cli_projects import MODEL, digits_folder, read_json
+from cli_projects import MODEL, digits_folder, read_json, refused_open
 
 from workbench.qt.commands import push_edit, set_exclude
 
@@ -41,15 +41,9 @@ def test_a_misspelt_evaluation_field_or_metric_is_refused_naming_it(qtbot, windo
               "evaluation.metirc: unknown field 'metirc' (did you mean 'metric'?)")]
     save_prompts.answer = "discard"
     for project, field in cases:
-        opened = []
-        window.modelOpened.connect(opened.append)
-        window.open_path(project)
-        qtbot.wait(50)
-        window.modelOpened.disconnect()
-        assert not opened  # failed before: opened, the Evaluate panel on "(none)"
-        assert [(t, x) for _k, t, x in dialogs] == [("Workbench",
-                                                      f"{project}: invalid project field {field}.\n\n{HINT}")]
-        dialogs.clear()
+        # failed before: opened, the Evaluate panel on "(none)"
+        assert refused_open(qtbot, window, project, dialogs) == [
+            ("Workbench", f"{project}: invalid project field {field}.\n\n{HINT}")]
         assert window.status_label.text() == f"Could not open {project.name}. {MODEL} is still open."
         assert window.doc.recipe.to_json() == recipe and window.doc.evaluation == evaluation
         assert window.doc.undo_stack.count() == edits and window.doc.modified and window.doc.project_path == base
