@@ -102,13 +102,14 @@ def _axis_range(lo: float, hi: float, area_lo: float, area_hi: float, view: floa
 
 
 def _zoom_axis(lo: float, hi: float, first: float, span: float, r0: float, r1: float,
-               scale: float) -> tuple[float, float]:
+               scale: float, scrolls: bool = False) -> tuple[float, float]:
     """Along one axis, the scene range (start, end) for a view showing ``first`` .. ``first + span`` (scene) at
     ``scale`` of a graph spanning ``lo`` .. ``hi``, the scene rectangle spanning ``r0`` .. ``r1`` now: when the graph
-    fits the view, the view's range from its start (drawn at the viewport's edge: the zoom aligns the rectangle
+    fits the view and the axis does not scroll (``scrolls``: the graph does not fit the room beside the legend and
+    the minimap), the view's range from its start (drawn at the viewport's edge: the zoom aligns the rectangle
     there) 2 px short of its end (no scroll bar), moved to hold the graph; else the current range grown to hold
     the graph and the view."""
-    if hi - lo <= span - 2.0 / scale:
+    if not scrolls and hi - lo <= span - 2.0 / scale:
         first = max(min(first, lo), hi + 2.0 / scale - span)
         first = round(first * scale) / scale  # Qt draws it from a whole pixel: the zoom's point within half of one
         return first, first + span - 2.0 / scale
@@ -199,6 +200,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         #: (state, node indices, their scene rect, view key) of the last centre-on: a resize before any zoom, pan
         #: or other selection brings them clear of the overlays again (:meth:`_recentre`)
         self._centred: tuple | None = None
+        #: (state, view key, viewport size, viewport pixel, scene point) of the last zoom: the point it meant to draw at
+        #: that pixel, which the scroll range may have moved (:meth:`_zoom_point`)
+        self._zoom_kept: tuple | None = None
         #: the legend's text while a layout is under way (:meth:`opening`): how many nodes are laid out
         self.opening_hint = ""
         self._marks_key: tuple = ()  # the legend's marks_key when it last followed it (:meth:`_follow_marks`)
@@ -634,7 +638,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             GraphCanvas.fit(self)
             return
         if point is None:
-            point = self.viewportTransform().inverted()[0].map(QPointF(at))
+            point = self._zoom_point(QPointF(at))
         self._zoom_scene_rect(target, point, QPointF(at))
         old = self.transformationAnchor()
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
@@ -647,6 +651,20 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._sync_items()
         self._range_follows_graph(*self._beyond_view(target))
         self._minimap.update()
+        moved = self.viewportTransform().map(point) - QPointF(at)  # the range held the graph whole: off its point
+        self._zoom_kept = (self._state, self._view_key(), self.viewport().size(), QPointF(at), QPointF(point)) \
+            if max(abs(moved.x()), abs(moved.y())) > 1.0 else None
+
+    def _zoom_point(self, at: QPointF) -> QPointF:
+        """The scene point a zoom keeps at viewport pixel ``at``: the one drawn there, unless the last zoom drew its
+        point more than a pixel off (where the graph fits the view the zoom's range holds it whole and moves the view
+        to, :func:`_zoom_axis`) and the view is as it left it (no pan, resize or other graph since): then the point
+        that zoom meant to draw there. Zooming back out started from where the view was moved to: nudenet_320n opened at 1200 x 800 (0.69,
+        the graph right of the legend), zoomed in twice (Ctrl++) and out twice, sat 47 px left of where it opened."""
+        kept = self._zoom_kept
+        if kept is not None and kept[:3] == (self._state, self._view_key(), self.viewport().size()):
+            return kept[4] + (at - kept[3]) / self._scale()
+        return self.viewportTransform().inverted()[0].map(at)
 
     def _beyond_view(self, scale: float) -> tuple[bool, bool]:
         """(across, down): whether the graph with its 30-unit margin is wider / taller at ``scale`` than the part of
@@ -698,6 +716,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
         wide = content.width() * scale > full.width()
         tall = content.height() * scale > full.height()
+        across, down = self._beyond_view(scale)  # the axes that scroll: their range is the graph's room
         # the bar one axis needs takes its room from the other (and may make it need one too)
         width, height = full.width() - (bar if tall else 0), full.height() - (bar if wide else 0)
         rect = self.sceneRect()
@@ -706,9 +725,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         # to half a pixel
         self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         x = _zoom_axis(content.left(), content.right(), point.x() - at.x() / scale, width / scale,
-                       rect.left(), rect.right(), scale)
+                       rect.left(), rect.right(), scale, across)
         y = _zoom_axis(content.top(), content.bottom(), point.y() - at.y() / scale, height / scale,
-                       rect.top(), rect.bottom(), scale)
+                       rect.top(), rect.bottom(), scale, down)
         if QRectF(QPointF(x[0], y[0]), QPointF(x[1], y[1])) != rect:
             self.scene().setSceneRect(QRectF(QPointF(x[0], y[0]), QPointF(x[1], y[1])))
 
