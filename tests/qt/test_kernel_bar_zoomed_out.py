@@ -14,6 +14,7 @@ pytest.importorskip("PySide6")
 
 from workbench.core.inspection.quant_summary import summarize_quantization  # noqa: E402
 from workbench.qt.canvas.colors import KERNEL_BAND  # noqa: E402
+from workbench.qt.canvas.group_labels import MARK_PX  # noqa: E402
 from workbench.qt.canvas.items import NODE_H, TEXT_SCALE  # noqa: E402
 from workbench.qt.canvas.legend import INT_NOTE, KERNEL_BAND_NOTE, legend_entries  # noqa: E402
 from workbench.qt.quant_tab import quant_info  # noqa: E402
@@ -38,8 +39,10 @@ def _zoom(view, scale: float, name: str) -> None:
 
 
 def _bar_pixels(image, view, name: str) -> int:
-    """How many viewport pixels inside node ``name``'s box have the kernel bar's colour exactly."""
-    box = view.viewportTransform().mapRect(view.node_scene_rect(name)).toAlignedRect()
+    """How many viewport pixels inside node ``name``'s box, or in the MARK_PX + 1 rows under it, have the kernel bar's
+    colour exactly (where the op type's screen-size chip is as high as the box, its bar lies under the glyphs, so
+    partly under the box: test_kernel_mark_under_text)."""
+    box = view.viewportTransform().mapRect(view.node_scene_rect(name)).toAlignedRect().adjusted(0, 0, 0, MARK_PX + 1)
     band = KERNEL_BAND.rgb()
     return sum(image.pixel(x, y) == band for x in range(max(box.left(), 0), min(box.right() + 1, image.width()))
                for y in range(max(box.top(), 0), min(box.bottom() + 1, image.height())))
@@ -60,7 +63,7 @@ def test_integer_kernels_keep_a_bar_zoomed_out(qtbot, make_canvas, scale, kernel
         box = canvas.node_scene_rect(name)
         assert box.height() == NODE_H
         # the bar: NODE_W - 12 by 14 scene pixels (at 0.2: 27 x 2.8 px; its op type's screen-size chip, drawn over
-        # the box there, has a 3 px bar along its bottom instead)
+        # the box there, has a 3 px bar under its text instead)
         bar = _bar_pixels(image, canvas, name)
         assert (bar >= 40) if kernels else bar == 0, (name, bar)
     notes = legend_entries(canvas)[2]

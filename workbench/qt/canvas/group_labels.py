@@ -308,6 +308,15 @@ class NodeIndex:
 MARK_PX = 3.0
 
 
+def mark_rect(rect: QRectF, glyphs_bottom: float) -> QRectF:
+    """The bar along the bottom of a screen-size title's chip ``rect`` (device pixels) whose text's glyphs end at
+    ``glyphs_bottom``: its last :data:`MARK_PX` rows, or, where the glyphs reach into them (a baseline or descender
+    in the chip's last rows: 8 to 10 px op types), from one row below the glyphs, the chip then growing down to hold
+    it."""
+    top = max(float(round(rect.bottom()) - MARK_PX), float(math.ceil(glyphs_bottom)) + 1.0)
+    return QRectF(rect.left(), top, rect.width(), MARK_PX)
+
+
 class ScreenTitlesItem(QGraphicsItem):
     """Draws the screen-size titles ``labels(scale)`` gives, in device pixels, above edges and nodes; each
     on a chip of its group's colour (``colors(label) -> (chip, text)``), so what lies under a title that
@@ -349,21 +358,23 @@ class ScreenTitlesItem(QGraphicsItem):
             metrics = QFontMetricsF(font)
             chip, text = self._colors(label)
             rect = to_device.mapRect(label.rect)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(chip)
-            painter.drawRoundedRect(rect.adjusted(-2, 0, 2, 0), 3.0, 3.0)
-            mark = self._marks(label) if self._marks is not None else None
-            if mark is not None:
-                painter.setBrush(mark)
-                painter.drawRect(QRectF(rect.left(), rect.bottom() - MARK_PX, rect.width(), MARK_PX))
-            painter.setPen(text)
             # the baseline on a whole pixel row: from a fractional one the 1 px underscores of "Conv_0_quant"
             # were blended over two rows into the chip and the title read "Conv 0 quant"
+            baseline = round(rect.center().y() - metrics.height() / 2 + metrics.ascent())
+            mark = self._marks(label) if self._marks is not None else None
+            bar = None if mark is None else mark_rect(rect, baseline + metrics.tightBoundingRect(label.text).bottom())
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(chip)
+            below = 0.0 if bar is None else max(0.0, bar.bottom() - rect.bottom())  # the chip holds its bar
+            painter.drawRoundedRect(rect.adjusted(-2, 0, 2, below), 3.0, 3.0)
+            if bar is not None:
+                painter.setBrush(mark)
+                painter.drawRect(bar)
+            painter.setPen(text)
             x = rect.center().x() - metrics.horizontalAdvance(label.text) / 2
-            painter.drawText(QPointF(x, round(rect.center().y() - metrics.height() / 2 + metrics.ascent())),
-                             label.text)
+            painter.drawText(QPointF(x, baseline), label.text)
         painter.restore()
 
 
 __all__ = ["FITTED_MIN_CHARS", "FITTED_MIN_PX", "LABEL_PX", "LABEL_W", "MARK_PX", "Label", "NodeIndex", "ScreenTitlesItem",
-           "label_font", "label_height", "place_labels"]
+           "label_font", "label_height", "mark_rect", "place_labels"]
