@@ -71,3 +71,16 @@ def calibrate_example(qtbot, win, open_file) -> None:
     win._on_spec_changed()
     run_ok(qtbot, win, win.act_calibrate.trigger)
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)
+
+
+def open_exported_tab(qtbot, win, path: Path, *, settled: bool = True):
+    """View > Open Exported Model on ``path`` (as if just exported) in ``win``: the tab, once its graph is laid
+    out and (``settled``) the events after it have run."""
+    win._last_export = Path(path)
+    tab = win.open_exported()
+    assert tab is not None
+    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=300_000):
+        pass
+    if settled:
+        settle()
+    return tab

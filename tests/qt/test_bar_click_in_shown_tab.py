@@ -7,9 +7,7 @@ in the app (latencies fixed) with our QDQ export of it; case 20 (If with then_mm
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from diff_app import calibrate_example, outlined, settle
+from diff_app import calibrate_example, open_exported_tab, outlined, settle
 from latency_fakes import fixed_latency
 from shared_paths import CASES
 
@@ -30,11 +28,7 @@ def test_a_bar_click_selects_in_the_exported_tab_and_netron_goes_to_the_graph(qt
     graph_index = win.tabs.indexOf(win.canvas)
     win.canvas.select_nodes(["/f/f.0/Conv"], center=True)
     settle()
-    win._last_export = Path(example_qdq_file)
-    tab = win.open_exported()
-    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=120_000):
-        pass
-    settle()
+    tab = open_exported_tab(qtbot, win, example_qdq_file)
     tab_index = win.tabs.indexOf(tab)
     assert (graph_index, tab_index) == (0, 1) and win.tabs.currentIndex() == tab_index
     # the exported file has the clicked unit's node (same name): selected there, the tab stays shown

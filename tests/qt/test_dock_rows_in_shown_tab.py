@@ -8,10 +8,8 @@ Recipe override) with our QDQ export of it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from diff_app import calibrate_example, settle
+from diff_app import calibrate_example, open_exported_tab, settle
 from latency_fakes import fixed_latency
 from PySide6.QtCore import Qt
 from test_app_flow import run_job
@@ -65,11 +63,7 @@ def test_a_dock_row_selects_in_the_exported_tab_and_netron_goes_to_the_graph(qtb
     graph_index = win.tabs.indexOf(win.canvas)
     win.canvas.select_nodes(GRAPH_SELECTION, center=True)
     settle()
-    win._last_export = Path(example_qdq_file)
-    tab = win.open_exported()
-    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=120_000):
-        pass
-    settle()
+    tab = open_exported_tab(qtbot, win, example_qdq_file)
     tab_index = win.tabs.indexOf(tab)
     assert (graph_index, tab_index) == (0, 1) and win.tabs.currentIndex() == 1
     _click(win, dock, first)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bundled_example import EXAMPLE, EXAMPLE_MODEL
 from cli_projects import run_ok
-from diff_app import outlined, settle
+from diff_app import open_exported_tab, outlined, settle
 from latency_fakes import quantized_faster
 from shared_paths import CASES
 
@@ -60,11 +60,7 @@ def test_the_exported_tab_and_netron_drive_the_dock(qtbot, window, open_file, ex
     assert outlined(win.errors) == "/f/f.0/Conv"
     _histogram_of(qtbot, win, "/f/f.0/Conv")
     # the exported file (our QDQ export of this model): every bar, the outline follows its own selection
-    win._last_export = Path(example_qdq_file)
-    tab = win.open_exported()
-    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=120_000):
-        pass
-    settle()
+    tab = open_exported_tab(qtbot, win, example_qdq_file)
     assert win.tabs.currentWidget() is tab and tab.canvas.selected_nodes() == []
     assert _bars(win) == units and win.errors.selected is None  # was /f/f.0/Conv: the Graph tab's
     _histogram_of(qtbot, win, None)  # nor its histogram

@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from bundled_example import EXAMPLE
+from diff_app import open_exported_tab
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QApplication
@@ -23,12 +24,7 @@ from workbench.qt.theme import DARK, apply_theme
 
 def _open_exported(qtbot, win, path: Path) -> QuantModelTab:
     """View > Open Exported Model on ``path`` (as if just exported), once its graph is shown."""
-    win._last_export = Path(path)
-    tab = win.open_exported()
-    assert tab is not None
-    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=300_000):
-        pass
-    return tab
+    return open_exported_tab(qtbot, win, path, settled=False)
 
 
 def _visible(canvas) -> QRectF:
