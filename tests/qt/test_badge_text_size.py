@@ -1,6 +1,7 @@
 """Badge text (edge Q/DQ badges 'u8', node tags 'in:u8 w:i8', INT marks) is at least 8 px on screen
 wherever it is drawn: at the zoom a quantized file opens with it was 6 px (a 9 px font at scale
-0.69). Zoomed out further the badges are hidden rather than drawn unreadable. Offscreen."""
+0.69). Zoomed out further the badges are hidden rather than drawn unreadable, but for the INT marks, drawn as large as
+the op type they mark. Offscreen."""
 
 from __future__ import annotations
 
@@ -41,4 +42,8 @@ def test_badges_readable_or_hidden(qtbot, window, open_file, example_qdq_file, m
         texts = {t for t, _ in drawn}
         assert "INT" in texts and any(t in ("u8", "i8") for t in texts), texts
         assert min(px for _, px in drawn) >= items.BADGE_MIN_PX - 1e-6  # was 6.2 px at 0.69
-    assert _drawn_pills(qtbot, canvas, 0.58, monkeypatch) == []  # 5.2 px: hidden, not drawn unreadable
+    # 0.58: the Q/DQ badges and tags would be 5.2 px: hidden, not drawn unreadable. The INT marks stay, as large as
+    # the op type they mark (7865a504: below 0.55 a bar under the op type takes over), so never smaller than it
+    drawn = _drawn_pills(qtbot, canvas, 0.58, monkeypatch)
+    op_px = font_px(items._Fonts.op) * 0.58
+    assert {t for t, _ in drawn} == {"INT"} and all(px == pytest.approx(op_px) for _, px in drawn), (drawn, op_px)
