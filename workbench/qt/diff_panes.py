@@ -103,6 +103,9 @@ class PaneCanvas(GraphCanvas):
             own.deleteLater()
             self.legend_overlay = PaneLegend(self)
 
+    #: True inside :meth:`resizeEvent`: the scrolls it makes are not the user's (no viewChanged)
+    _resizing = False
+
     def keyPressEvent(self, event) -> None:
         if event.key() in (Qt.Key.Key_Home, Qt.Key.Key_0):
             self.fit()
@@ -111,7 +114,19 @@ class PaneCanvas(GraphCanvas):
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
-        self.viewChanged.emit()
+        if not self._resizing:
+            self.viewChanged.emit()
+
+    def resizeEvent(self, event) -> None:
+        """A scroll that a resize makes (Qt keeps the resize anchor; the canvas fits or recentres itself) does not
+        move the partner: each pane follows its own size. Followed, the two panes resized each other forever where
+        one's new range showed or hid a scroll bar of the other (the diff tab of digits_cnn at the default window
+        size on an AMD EPYC: the event loop never idled)."""
+        self._resizing = True
+        try:
+            super().resizeEvent(event)
+        finally:
+            self._resizing = False
 
     def wheelEvent(self, event) -> None:
         super().wheelEvent(event)
