@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import onnx
 from PySide6.QtCore import QEvent, Qt, QThread, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from workbench.core.errors import ModelError
 
@@ -278,8 +278,10 @@ class NetronView(QWidget):
         still accept it: look again in 50 ms."""
         if self._close_level is None:
             return
-        asking = QApplication.activeModalWidget() is not None
-        if asking and QThread.currentThread().loopLevel() > self._close_level:
+        # deeper than the loop that delivered the Close: still inside its closeEvent (a modal prompt's loop,
+        # also in the moments after the prompt is gone and before its exec() returns, when no modal widget is
+        # active: asking activeModalWidget() there forgot an accepted Close now and then)
+        if QThread.currentThread().loopLevel() > self._close_level:
             QTimer.singleShot(50, self, self._close_settled)
             return
         self._close_level = None
