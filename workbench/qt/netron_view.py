@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import onnx
 from PySide6.QtCore import QEvent, Qt, QThread, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from workbench.core.errors import ModelError
 
@@ -185,6 +185,7 @@ class NetronView(QWidget):
         self.destroyed.connect(self.server.stop)
         self._watched: QWidget | None = None  # top-level window whose accepted close stops the server
         self._close_level: int | None = None  # event-loop level of the watched window's pending Close
+        self._close_grace = 0  # more looks at a pending Close while no modal widget is active (_close_settled)
         self._status = QLabel("No model shown.")
         self._status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._browser_button = QPushButton("Open in browser")
@@ -266,6 +267,7 @@ class NetronView(QWidget):
             kind = event.type()
             if kind == QEvent.Type.Close:
                 self._close_level = QThread.currentThread().loopLevel()
+                self._close_grace = 3
                 QTimer.singleShot(0, self, self._close_settled)
             elif kind == QEvent.Type.Hide and self._close_level is not None and not event.spontaneous():
                 self._close_level = None
@@ -278,10 +280,14 @@ class NetronView(QWidget):
         still accept it: look again in 50 ms."""
         if self._close_level is None:
             return
-        # deeper than the loop that delivered the Close: still inside its closeEvent (a modal prompt's loop,
-        # also in the moments after the prompt is gone and before its exec() returns, when no modal widget is
-        # active: asking activeModalWidget() there forgot an accepted Close now and then)
-        if QThread.currentThread().loopLevel() > self._close_level:
+        deeper = QThread.currentThread().loopLevel() > self._close_level
+        if deeper and QApplication.activeModalWidget() is None and self._close_grace > 0:
+            # a prompt just accepted leaves no modal widget while its exec() has yet to return: look once more
+            # from the next turn of the loop (forgetting here left an accepted close's server running now and then)
+            self._close_grace -= 1
+            QTimer.singleShot(0, self, self._close_settled)
+            return
+        if deeper and QApplication.activeModalWidget() is not None:
             QTimer.singleShot(50, self, self._close_settled)
             return
         self._close_level = None
