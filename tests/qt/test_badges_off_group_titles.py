@@ -9,27 +9,12 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from badge_geometry import badge_sizes, drawn_badge
 from PySide6.QtCore import QPointF, QRectF
-from PySide6.QtGui import QFontMetricsF
 
 from workbench.qt.canvas.badge_spots import badge_spot, title_rects
 from workbench.qt.canvas.groups_item import chevron_rect
-from workbench.qt.canvas.items import TEXT_SCALE, _Fonts, badge_factor
 from workbench.qt.canvas.scene_data import CHEVRON_W, TITLE_BAR, edge_curve
-
-
-def _drawn_badge(point: QPointF, text: str, k: float) -> QRectF:
-    """The rectangle ``items._pill`` draws a badge in at size ``k`` (the real font's advance)."""
-    _Fonts.ensure()
-    font = _Fonts.badge_at(k) if k != 1.0 else _Fonts.badge
-    width = QFontMetricsF(font).horizontalAdvance(text) + 8.0 * k
-    return QRectF(point.x() - 12 * k, point.y() - 6 * k, width, 13.0 * k)
-
-
-def _sizes() -> list[float]:
-    """The badge sizes drawn: 1.0 zoomed in, and the largest, zoomed out to where badges still show."""
-    ks = [badge_factor(lod) for lod in np.linspace(TEXT_SCALE, 1.0, 91)]
-    return [1.0, max(k for k in ks if k is not None)]
 
 
 @pytest.mark.slow
@@ -47,11 +32,17 @@ def test_no_badge_meets_a_group_s_chevron_or_title(qtbot, make_canvas, nudenet_q
         marks.append((d.hierarchy.titles[g], chevron_rect(box), groups.frame_title_text(g)[1]))
     assert "dfl" in [title for title, _c, _t in marks]
     for point, text in d.badge_points:
-        for k in _sizes():
-            badge = _drawn_badge(point, text, k)
+        for k in badge_sizes():
+            badge = drawn_badge(point, text, k)
             for title, chevron, title_rect in marks:
                 assert not badge.intersects(chevron), (title, text, k, badge.getRect(), chevron.getRect())
-                assert not badge.intersects(title_rect), (title, text, k, badge.getRect(), title_rect.getRect())
+                assert not badge.intersects(title_rect), (
+                    title,
+                    text,
+                    k,
+                    badge.getRect(),
+                    title_rect.getRect(),
+                )
 
 
 def test_a_badge_beside_a_title_bar_moves_along_its_edge():
@@ -67,13 +58,15 @@ def test_a_badge_beside_a_title_bar_moves_along_its_edge():
 
     middle = QPointF(2667.0, 21735.5)
     chevron = chevron_rect(QRectF(2674.0, 21718.0, 426.0, 300.0))
-    assert _drawn_badge(middle, "u8", 1.0).intersects(chevron)  # where it was drawn
+    assert drawn_badge(middle, "u8", 1.0).intersects(chevron)  # where it was drawn
     ends = (QRectF(2825.0, 21596.0, 150.0, 54.0), QRectF(2775.0, 21790.0, 150.0, 54.0))
     spot = badge_spot(middle, "u8", curve, keep_off, ends)
     assert spot != middle
-    for k in _sizes():
-        badge = _drawn_badge(spot, "u8", k)
-        assert not badge.intersects(chevron) and not badge.intersects(QRectF(2674.0, 21718.0, 426.0, TITLE_BAR))
+    for k in badge_sizes():
+        badge = drawn_badge(spot, "u8", k)
+        assert not badge.intersects(chevron) and not badge.intersects(
+            QRectF(2674.0, 21718.0, 426.0, TITLE_BAR)
+        )
         assert not badge.intersects(ends[0]) and not badge.intersects(ends[1])
     clear = QPointF(2667.0, 21500.0)  # a badge clear of every title stays at its edge's middle
     assert badge_spot(clear, "u8", curve, keep_off, ends) == clear

@@ -7,32 +7,20 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+from badge_geometry import badge_sizes, drawn_badge
 from PySide6.QtCore import QPointF, QRectF
-from PySide6.QtGui import QFontMetricsF, QPainterPath, QPolygonF
+from PySide6.QtGui import QPainterPath, QPolygonF
 
 from workbench.qt.canvas.badge_spots import badge_spot, head_rects
-from workbench.qt.canvas.items import TEXT_SCALE, _Fonts, badge_factor
 from workbench.qt.canvas.scene_data import ARROW, NODE_H, NODE_W, edge_curve
-
-
-def _drawn_badge(point: QPointF, text: str, k: float) -> QRectF:
-    """The rectangle ``items._pill`` draws a badge in at size ``k`` (the real font's advance)."""
-    _Fonts.ensure()
-    font = _Fonts.badge_at(k) if k != 1.0 else _Fonts.badge
-    width = QFontMetricsF(font).horizontalAdvance(text) + 8.0 * k
-    return QRectF(point.x() - 12 * k, point.y() - 6 * k, width, 13.0 * k)
-
-
-def _sizes() -> list[float]:
-    """The badge sizes drawn: 1.0 zoomed in, and the largest, zoomed out to where badges still show."""
-    ks = [badge_factor(lod) for lod in np.linspace(TEXT_SCALE, 1.0, 91)]
-    return [1.0, max(k for k in ks if k is not None)]
 
 
 def _head(x: float, y: float) -> QPainterPath:
     """The arrow head polygon ``scene_data._edge_path`` draws for an edge ending at (x, y)."""
     path = QPainterPath()
-    path.addPolygon(QPolygonF([QPointF(x - ARROW, y - 1.4 * ARROW), QPointF(x, y), QPointF(x + ARROW, y - 1.4 * ARROW)]))
+    path.addPolygon(
+        QPolygonF([QPointF(x - ARROW, y - 1.4 * ARROW), QPointF(x, y), QPointF(x + ARROW, y - 1.4 * ARROW)])
+    )
     path.closeSubpath()
     return path
 
@@ -53,8 +41,8 @@ def test_no_badge_meets_an_arrow_head_in_a_flat_layout(qtbot, make_canvas, examp
     spans = [top[b] - bottom[a] for a, b in d.structure.edges]
     assert len(d.badge_points) == 6 and min(spans) == 90 - NODE_H  # short edges: 36 units
     for point, text in d.badge_points:
-        for k in _sizes():
-            badge = _drawn_badge(point, text, k)
+        for k in badge_sizes():
+            badge = drawn_badge(point, text, k)
             for x, y in heads:
                 assert not _meets(badge, _head(x, y)), (text, k, badge.getRect(), (x, y))
 
@@ -64,16 +52,20 @@ def test_a_badge_half_way_down_a_short_edge_moves_up_off_its_head():
     xa, ya, xb, yb = 0.0, 0.0, 0.0, 36.0
     ends = (QRectF(-NODE_W / 2, -NODE_H, NODE_W, NODE_H), QRectF(-NODE_W / 2, yb, NODE_W, NODE_H))
     middle = QPointF(0.0, 18.0)
-    big = _sizes()[1]
-    assert big > 1.4 and _meets(_drawn_badge(middle, "u8", big), _head(xb, yb))  # where it was drawn
+    big = badge_sizes()[1]
+    assert big > 1.4 and _meets(drawn_badge(middle, "u8", big), _head(xb, yb))  # where it was drawn
 
     def curve(path):
         edge_curve(path, xa, ya, xb, yb, None, False)
 
     spot = badge_spot(middle, "u8", curve, head_rects([(xb, yb)], ARROW), ends)
     assert spot.x() == 0.0 and 9.0 < spot.y() < 18.0  # up the edge, still on it
-    for k in _sizes():
-        badge = _drawn_badge(spot, "u8", k)
-        assert not _meets(badge, _head(xb, yb)) and not badge.intersects(ends[0]) and not badge.intersects(ends[1])
+    for k in badge_sizes():
+        badge = drawn_badge(spot, "u8", k)
+        assert (
+            not _meets(badge, _head(xb, yb))
+            and not badge.intersects(ends[0])
+            and not badge.intersects(ends[1])
+        )
     far = QPointF(0.0, -500.0)  # a badge clear of every head stays at its edge's middle
     assert badge_spot(far, "u8", curve, head_rects([(xb, yb)], ARROW), ends) == far

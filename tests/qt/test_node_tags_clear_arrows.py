@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from badge_geometry import badge_sizes
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QTransform
@@ -37,8 +38,13 @@ def _qdq_conv() -> onnx.ModelProto:
         helper.make_node("Conv", ["r_dq", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c"], ["y"], name="relu_out"),
     ]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -61,10 +67,6 @@ def _tag_rects(data, k: float) -> list[tuple[str, QRectF]]:
     return out
 
 
-def _sizes() -> list[float]:
-    return [1.0, items.max_badge_factor()]
-
-
 def test_the_drawn_tag_keeps_clear_of_the_conv_s_arrow_head(qtbot, make_canvas, monkeypatch):
     canvas = make_canvas(900, 700, groups=False)
     with qtbot.waitSignal(canvas.layoutReady, timeout=300_000):
@@ -72,18 +74,24 @@ def test_the_drawn_tag_keeps_clear_of_the_conv_s_arrow_head(qtbot, make_canvas, 
     data = canvas._state.data
     conv = data.index["conv"]
     assert data.structure.node_tags == {conv: "w:i8 b:i32"}
-    heads = [h for h in _arrow_heads(data) if abs(h.center().x() - (data.x0[conv] + data.x1[conv]) / 2) < 1e-6]
+    heads = [
+        h for h in _arrow_heads(data) if abs(h.center().x() - (data.x0[conv] + data.x1[conv]) / 2) < 1e-6
+    ]
     assert heads  # the edge from relu_in ends on the Conv's top centre
     drawn = []
     real = items._pill
 
     def spy(painter, x, y, text, fill, right=False, k=1.0):
         if text == "w:i8 b:i32":  # in the viewport's pixels, as painted
-            drawn.append((k, painter.worldTransform().mapRect(QRectF(x, y, items._pill_width(text, k), 13.0 * k))))
+            drawn.append(
+                (k, painter.worldTransform().mapRect(QRectF(x, y, items._pill_width(text, k), 13.0 * k)))
+            )
         real(painter, x, y, text, fill, right, k)
 
     monkeypatch.setattr(items, "_pill", spy)
-    smallest = items.BADGE_MIN_PX / items.op_text_px() + 1e-4  # badges at their largest, just before they hide
+    smallest = (
+        items.BADGE_MIN_PX / items.op_text_px() + 1e-4
+    )  # badges at their largest, just before they hide
     for scale in (1.0, 0.8, 0.7, smallest):
         drawn.clear()
         canvas.setTransform(QTransform.fromScale(scale, scale))
@@ -97,8 +105,10 @@ def test_the_drawn_tag_keeps_clear_of_the_conv_s_arrow_head(qtbot, make_canvas, 
             assert not pill.intersects(on_screen), (scale, k, pill.getRect(), on_screen.getRect())
         scene_pill = items.tag_rect("w:i8 b:i32", k).translated(data.rect(conv).center())
         assert canvas.mapFromScene(scene_pill).boundingRect().toRectF().adjusted(-1, -1, 1, 1).contains(pill)
-    assert drawn[0][0] == pytest.approx(items.max_badge_factor(), abs=0.03)  # the largest pill was drawn and checked
-    for k in _sizes():  # at 1.0 it starts 2 px left of the box, as before
+    assert drawn[0][0] == pytest.approx(
+        items.max_badge_factor(), abs=0.03
+    )  # the largest pill was drawn and checked
+    for k in badge_sizes():  # at 1.0 it starts 2 px left of the box, as before
         assert items.tag_rect("w:i8", k).left() == -items.NODE_W / 2 - 2
     wide = items.tag_rect("w:i8 b:i32", items.max_badge_factor())
     assert wide.right() == pytest.approx(-ARROW - items.TAG_GAP)
@@ -114,8 +124,13 @@ def test_no_tag_meets_an_arrow_head_on_nudenet(qtbot, make_canvas, nudenet_qdq):
     data = canvas._state.data
     heads = _arrow_heads(data)
     assert len(heads) > 400
-    for k in _sizes():
+    for k in badge_sizes():
         tags = _tag_rects(data, k)
         assert len(tags) > 50 and {t for t in data.structure.node_tags.values()} >= {"w:i8 b:i32"}
-        hits = [(name, tag.getRect(), head.getRect()) for name, tag in tags for head in heads if tag.intersects(head)]
+        hits = [
+            (name, tag.getRect(), head.getRect())
+            for name, tag in tags
+            for head in heads
+            if tag.intersects(head)
+        ]
         assert hits == [], (k, len(hits), hits[:3])  # was 58 of 59 at k 1.43
