@@ -7,9 +7,7 @@ field, and the work open before stays.
 
 from __future__ import annotations
 
-import json
-
-from cli_projects import MODEL, digits_folder, read_json, refused_open
+from cli_projects import MODEL, digits_folder, read_json, refused_open, write_variant
 
 from workbench.qt.commands import push_edit, set_exclude
 
@@ -17,43 +15,61 @@ THIRD = "/f/f.3/Conv"
 HINT = "Fix the field, or set it again in the app's Evaluate panel and re-save."
 
 
-def _variant(base, name: str, evaluation: dict):
-    doc = read_json(base)
-    doc["evaluation"] = evaluation
-    target = base.with_name(name)
-    target.write_text(json.dumps(doc), encoding="utf-8")
-    return target
-
-
-def test_a_misspelt_evaluation_field_or_metric_is_refused_naming_it(qtbot, window, open_file, corpus, tmp_path,
-                                                                    dialogs, save_prompts):
+def test_a_misspelt_evaluation_field_or_metric_is_refused_naming_it(
+    qtbot, window, open_file, corpus, tmp_path, dialogs, save_prompts
+):
     folder = digits_folder(corpus, tmp_path)
     open_file(window, folder / MODEL)
     window.evaluate_panel.settings.samples.setValue(9)  # an evaluation section the project saves
     base = window.save_project_to(folder / "p.wbproj")
     assert read_json(base)["evaluation"] == {"data": "eval.npz", "metric": "top1", "samples": 9}
     assert push_edit(window.doc, set_exclude(window.doc.recipe, [THIRD], True), f"Keep {THIRD} in float")
-    recipe, evaluation, edits = window.doc.recipe.to_json(), window.doc.evaluation, window.doc.undo_stack.count()
-    cases = [(_variant(base, "metric.wbproj", {"data": "eval.npz", "metric": "top-1", "samples": 9}),
-              "evaluation.metric: unknown metric 'top-1' (did you mean 'top1'?); use one of top1, cosine, "
-              "output_sqnr, detection_scores, or the path of a .py file defining metric(outputs, batch)"),
-             (_variant(base, "key.wbproj", {"data": "eval.npz", "metirc": "top1", "samples": 9}),
-              "evaluation.metirc: unknown field 'metirc' (did you mean 'metric'?)")]
+    recipe, evaluation, edits = (
+        window.doc.recipe.to_json(),
+        window.doc.evaluation,
+        window.doc.undo_stack.count(),
+    )
+    cases = [
+        (
+            write_variant(
+                base,
+                base.with_name("metric.wbproj"),
+                evaluation={"data": "eval.npz", "metric": "top-1", "samples": 9},
+            ),
+            "evaluation.metric: unknown metric 'top-1' (did you mean 'top1'?); use one of top1, cosine, "
+            "output_sqnr, detection_scores, or the path of a .py file defining metric(outputs, batch)",
+        ),
+        (
+            write_variant(
+                base,
+                base.with_name("key.wbproj"),
+                evaluation={"data": "eval.npz", "metirc": "top1", "samples": 9},
+            ),
+            "evaluation.metirc: unknown field 'metirc' (did you mean 'metric'?)",
+        ),
+    ]
     save_prompts.answer = "discard"
     for project, field in cases:
         # failed before: opened, the Evaluate panel on "(none)"
         assert refused_open(qtbot, window, project, dialogs) == [
-            ("Workbench", f"{project}: invalid project field {field}.\n\n{HINT}")]
+            ("Workbench", f"{project}: invalid project field {field}.\n\n{HINT}")
+        ]
         assert window.status_label.text() == f"Could not open {project.name}. {MODEL} is still open."
         assert window.doc.recipe.to_json() == recipe and window.doc.evaluation == evaluation
-        assert window.doc.undo_stack.count() == edits and window.doc.modified and window.doc.project_path == base
+        assert (
+            window.doc.undo_stack.count() == edits and window.doc.modified and window.doc.project_path == base
+        )
 
 
 def test_an_evaluation_section_of_another_metric_still_opens(qtbot, window, open_file, corpus, tmp_path):
     folder = digits_folder(corpus, tmp_path)
     open_file(window, folder / MODEL)
     base = window.save_project_to(folder / "p.wbproj")
-    project = _variant(base, "cosine.wbproj", {"data": "eval.npz", "metric": "cosine", "samples": None})
+    project = write_variant(
+        base,
+        base.with_name("cosine.wbproj"),
+        evaluation={"data": "eval.npz", "metric": "cosine", "samples": None},
+    )
     open_file(window, project)
     assert window.doc.project_path == project
     assert window.evaluate_panel.settings.metric_spec() == "cosine"
