@@ -4,20 +4,16 @@ unsaved edits follows the Stop answer as before."""
 
 from __future__ import annotations
 
-import shutil
-
-from bundled_example import EXAMPLE
+from close_prompts import calibrating_with_an_edit, stop_then_cancel_keeps_all, stop_then_discard_closes
+from example_copy import open_example_copy
 from latency_fakes import quantized_faster
 from PySide6.QtWidgets import QMessageBox
 
 from workbench.qt import app_window, dialogs
-from workbench.qt.commands import push_edit
 
 
 def _example(win, open_file, tmp_path) -> None:
-    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    open_file(win, tmp_path / "digits_cnn.onnx")
+    open_example_copy(win, open_file, tmp_path, samples=None, analysis_samples=None)
 
 
 def _outcomes(win) -> list[str]:
@@ -28,8 +24,9 @@ def _outcomes(win) -> list[str]:
     return seen
 
 
-def test_cancel_keeps_the_window_and_the_job(qtbot, window, open_file, tmp_path, monkeypatch, stop_prompts,
-                                             save_prompts):
+def test_cancel_keeps_the_window_and_the_job(
+    qtbot, window, open_file, tmp_path, monkeypatch, stop_prompts, save_prompts
+):
     quantized_faster(monkeypatch)
     _example(window, open_file, tmp_path)
     seen = _outcomes(window)
@@ -45,26 +42,18 @@ def test_cancel_keeps_the_window_and_the_job(qtbot, window, open_file, tmp_path,
     assert seen == ["succeeded"]  # the job went on to its end
 
 
-def test_stop_cancels_the_job_then_asks_about_unsaved_edits(qtbot, window, open_file, tmp_path, monkeypatch,
-                                                            stop_prompts, save_prompts):
+def test_stop_cancels_the_job_then_asks_about_unsaved_edits(
+    qtbot, window, open_file, tmp_path, monkeypatch, stop_prompts, save_prompts
+):
     quantized_faster(monkeypatch)
-    _example(window, open_file, tmp_path)
-    edited = window.doc.recipe.model_copy(update={"exclude": ["/f/f.0/Conv"]})
-    assert push_edit(window.doc, edited, "exclude the first Conv")
+    closed: list[bool] = []
     seen = _outcomes(window)
-    window.act_calibrate.trigger()
-    job = window.runs.job
-    # Stop, then Cancel at the unsaved-edits prompt: the window stays and so does the job
-    save_prompts.answer = "cancel"
-    assert window.close() is False
-    assert [p[0] for p in stop_prompts] == [job.title] and save_prompts == [("digits_cnn.onnx", "quitting")]
-    assert window.isVisible() and window.runs.job is job and job.running
-    # Stop, then Discard: closed, the job cancelled
-    save_prompts.answer = "discard"
-    with qtbot.waitSignal(window.runs.finished, timeout=300_000):
-        assert window.close() is True
-    assert len(stop_prompts) == 2 and len(save_prompts) == 2
-    assert not window.isVisible() and not job.running
+    job = calibrating_with_an_edit(window, open_file, tmp_path)
+    stop_then_cancel_keeps_all(lambda: closed.append(window.close()), window, job, stop_prompts, save_prompts)
+    stop_then_discard_closes(
+        qtbot, lambda: closed.append(window.close()), window, job, stop_prompts, save_prompts
+    )
+    assert closed == [False, True]
     assert seen == ["cancelled"]
 
 
@@ -80,8 +69,15 @@ def test_the_box_names_the_job_and_its_answers(qtbot, monkeypatch):
     click = {"button": dialogs.STOP_AND_CLOSE}
 
     def exec_(box):
-        shown.append((box.windowTitle(), box.text(), box.informativeText(), box.defaultButton().text(),
-                      sorted(b.text() for b in box.buttons())))
+        shown.append(
+            (
+                box.windowTitle(),
+                box.text(),
+                box.informativeText(),
+                box.defaultButton().text(),
+                sorted(b.text() for b in box.buttons()),
+            )
+        )
         next(b for b in box.buttons() if b.text() == click["button"]).click()
         return 0
 
@@ -90,14 +86,22 @@ def test_the_box_names_the_job_and_its_answers(qtbot, monkeypatch):
     click["button"] = "Cancel"
     assert dialogs.ask_stop_job(None, "Export", writes=True) == dialogs.KEEP
     assert shown == [
-        ("Job running", "Calibration is still running (42% done).",
-         "Stop it and close the window? If stopped, what it has done so far is lost.", "Cancel",
-         ["&Stop and Close", "Cancel"]),
-        ("Job running", "Export is still running.",
-         "Stop it and close the window? If stopped before its write begins, nothing is written and a file already "
-         "there is left as it was. A write already under way is finished before the window closes, or, when the job "
-         "has not ended 5 s after the stop, cut off: the file is then as it was or whole, never partial.", "Cancel",
-         ["&Stop and Close", "Cancel"]),
+        (
+            "Job running",
+            "Calibration is still running (42% done).",
+            "Stop it and close the window? If stopped, what it has done so far is lost.",
+            "Cancel",
+            ["&Stop and Close", "Cancel"],
+        ),
+        (
+            "Job running",
+            "Export is still running.",
+            "Stop it and close the window? If stopped before its write begins, nothing is written and a file already "
+            "there is left as it was. A write already under way is finished before the window closes, or, when the job "
+            "has not ended 5 s after the stop, cut off: the file is then as it was or whole, never partial.",
+            "Cancel",
+            ["&Stop and Close", "Cancel"],
+        ),
     ]
     assert app_window.ask_stop_job is not dialogs.ask_stop_job  # the window's is the recording fake here
 
