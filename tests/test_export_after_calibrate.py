@@ -144,5 +144,32 @@ def test_an_edit_after_calibrating_quantizes_again_and_says_why(corpus, tmp_path
     res, _ = _export(payload, cal, tmp_path / "file.onnx")
     assert res["rerun"] == "the model file changed since the calibration" and len(latency_checks) == 5
 
-    res, _ = _export(payload, cal, tmp_path / "m.qonnx.onnx", format="qonnx")
-    assert res["rerun"] == "a QONNX file is written from a new quantize"
+    res, _ = _export(payload, cal, tmp_path / "m.qonnx.onnx", format="qonnx")  # the same rule for QONNX
+    assert res["rerun"] == "the model file changed since the calibration" and len(latency_checks) == 6
+
+
+
+def test_qonnx_export_after_calibrate_writes_from_its_ranges(corpus, tmp_path, latency_checks, monkeypatch):
+    # each probed unit measures slower quantized: the latency placement keeps attention MatMuls float
+    monkeypatch.setattr(unit_latency, "compare", lambda f, q, feed, **k: LatencyComparison(float_s=1e-3, quant_s=2e-3, runs=5))
+    d = corpus / "digits_transformer"
+    payload = _payload(d / "model_opset17.onnx", d / "calib.npz", samples=16)
+    cal = _calibrate(payload)
+    assert latency_checks == ["latency-check"]
+
+    out = tmp_path / "kept.qonnx.onnx"
+    res, phases = _export(payload, cal, out, format="qonnx")
+    assert phases == ["Opening", "Quantizing", "Writing"] and latency_checks == ["latency-check"]  # none more
+    assert res["reused"] is True and res["rerun"] is None and res["latency"] == cal["written"]["latency"]
+    assert res["recipe"] == cal["recipe"] and res["units"] == cal["written"]["units"]
+    # the bytes `workbench-cli quantize --format qonnx` writes: the preset quantized with the latency check
+    model = api.open_model(d / "model_opset17.onnx")
+    cli = api.quantize(model, api.make_recipe("cpu-u8s8"), data=payload["data"], samples=16, latency_check=True)
+    api.export(cli, tmp_path / "cli.qonnx.onnx", format="qonnx", model=model, static_shapes=True)
+    assert out.read_bytes() == (tmp_path / "cli.qonnx.onnx").read_bytes()
+    assert {n.op_type for n in onnx.load(out).graph.node} >= {"Quant", "MatMul"}
+
+    # ranges that no longer give the kept model (here: none kept): quantized afresh, and said why
+    res, phases = _export(payload, cal, tmp_path / "fresh.qonnx.onnx", format="qonnx", calibration=None)
+    assert res["rerun"] == "the calibration's ranges no longer give the model it analysed" and not res["reused"]
+    assert "Quantizing" in phases and latency_checks == ["latency-check"] * 3

@@ -82,6 +82,7 @@ _LAZY: dict[str, str] = {
     "current_inputs": "workbench.core.pipeline.calibrated",
     "written_changes": "workbench.core.pipeline.calibrated",
     "write_kept": "workbench.core.pipeline.calibrated",
+    "rebuild_kept": "workbench.core.pipeline.calibrated",
     "QdqOnlyField": "workbench.core.pipeline.qdq_only",
     "data_cast_issues": "workbench.core.pipeline.calibrate_pass",
     "qdq_only_fields": "workbench.core.pipeline.qdq_only",

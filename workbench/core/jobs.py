@@ -434,19 +434,25 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     (:func:`choice_json`, None when none ran).
 
     With ``calibrated`` (the calibrate job's ``written``: the model it analysed, quantized as the CLI writes
-    it) and the same inputs (model file, recipe, data, samples; QDQ, no choice: :func:`calibrated_changes`),
-    those bytes are written as they are, with the issues and latency result of that calibration (result
-    ``reused`` True, ``latency``: the latency check's figures or None); else the job quantizes as above and
-    ``rerun`` says why the kept model could not be written (None without one).
+    it) and the same inputs (model file, recipe, data, samples; no choice: :func:`calibrated_changes`),
+    those bytes are written as they are (QDQ), or that model is written as QONNX from the calibration's ranges
+    without calibrating or measuring again (:func:`_write_calibrated_qonnx`), with the issues and latency result
+    of that calibration (result ``reused`` True, ``latency``: the latency check's figures or None); else the job
+    quantizes as above and ``rerun`` says why the kept model could not be written (None without one).
 
     A cancel stops the job until its write begins (``path`` is then left as it was); once the write began, the
     job writes the whole file and returns (the app says the cancel came too late)."""
     _refuse_inputs(payload)
     rerun = calibrated_changes(payload)
-    if rerun is None:
+    if rerun is None and payload.get("format", "qdq") == "qdq":
         cancel.check()  # a cancel before the write begins stops it (the file is left as it was)
         return _write_calibrated(payload, progress)
     model = _open(payload, progress)
+    if rerun is None:
+        written = _write_calibrated_qonnx(model, payload, progress, cancel)
+        if written is not None:
+            return written
+        rerun = "the calibration's ranges no longer give the model it analysed"
     recipe = _recipe(payload)
     fmt = payload.get("format", "qdq")
     if fmt == "qdq":  # QONNX-only dtypes: refused before calibrating, not after
@@ -476,13 +482,12 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
 def calibrated_changes(payload: dict) -> str | None:
     """Whether an export job can write the model its ``calibrated`` entry keeps (the calibration's model,
     :func:`workbench.core.api.keep_written`) as it is: None when it can; else why not, in words ("the recipe
-    was edited since the calibration", "a QONNX file is written from a new quantize", "no model kept").
-    The model file is hashed to tell (milliseconds)."""
+    was edited since the calibration", "no model kept"). The same rule for QDQ and QONNX (a QONNX file is written
+    from that model's recipe and ranges: :func:`_write_calibrated_qonnx`). The model file is hashed to tell
+    (milliseconds)."""
     kept = payload.get("calibrated")
     if kept is None:
         return "no model kept"
-    if payload.get("format", "qdq") != "qdq":
-        return "a QONNX file is written from a new quantize"
     if payload.get("choose") or not payload.get("latency_check", True):
         return "the export runs the recipe choice first" if payload.get("choose") else "the export skips the latency check"
     return api.written_changes(kept, api.current_inputs(payload["model_path"], payload["recipe"],
@@ -497,11 +502,37 @@ def _write_calibrated(payload: dict, progress) -> dict:
     done = one_step(progress, f"Writing: {Path(payload['path']).name}")
     out = api.write_kept(kept, payload["path"])
     done()
+    return {"path": str(out), **_calibrated_result(kept, payload)}
+
+
+def _calibrated_result(kept: dict, payload: dict) -> dict:
+    """An export's result for the model the calibration kept (``kept``), but its ``path``."""
     issues = list(kept.get("issues") or [])
-    return {"path": str(out), "calibration": payload.get("calibration"),
-            "issues": [_issue_text(i) for i in issues], "problems": _typed(issues),
-            "recipe": kept["recipe"], "choice": None, "units": list(kept["units"]), "reused": True, "rerun": None,
-            "latency": kept.get("latency")}
+    return {"calibration": payload.get("calibration"), "issues": [_issue_text(i) for i in issues],
+            "problems": _typed(issues), "recipe": kept["recipe"], "choice": None, "units": list(kept["units"]),
+            "reused": True, "rerun": None, "latency": kept.get("latency")}
+
+
+def _write_calibrated_qonnx(model, payload: dict, progress, cancel: CancelToken) -> dict | None:
+    """:func:`job_export`'s result for a QONNX export of the model the calibration kept (:func:`calibrated_changes`
+    is None): its quantize result rebuilt from its recipe as written and the cached ranges
+    (:func:`workbench.core.api.rebuild_kept`: no calibration pass, no latency check) and written as
+    ``workbench-cli quantize --format qonnx`` writes it, with the calibration's issues and
+    latency result; None when the ranges do not give the kept model again (the caller quantizes afresh). Phases:
+    Quantizing, Writing."""
+    kept = payload["calibrated"]
+    done = one_step(progress, "Quantizing: the calibrated model again, from its ranges")
+    result = api.rebuild_kept(model, kept, _calibration(payload), payload.get("data"), payload.get("samples"),
+                              cancel=cancel)
+    done()
+    if result is None:
+        return None
+    cancel.check()  # a cancel before the write begins stops it (the file is left as it was)
+    done = one_step(progress, f"Writing: {Path(payload['path']).name}")
+    out = api.export(result, payload["path"], format="qonnx", model=model, static_shapes=True,
+                     input_shapes=payload.get("input_shapes") or None)
+    done()
+    return {"path": str(out), **_calibrated_result(kept, payload)}
 
 
 def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:

@@ -1553,7 +1553,7 @@ class MainWindow(QMainWindow):
             note += (" The file has the recipe as it was when the export started: your edits made since are not in "
                      "it (export again to include them).")
         if result.get("reused"):  # a reused slowdown is a warning (the ratio of thread CPU time)
-            note += reused_latency_note(result.get("latency"))
+            note += reused_latency_note(result.get("latency"), qonnx=bool(result.get("export_section")))
         elif result.get("rerun") and result["rerun"] != "no model kept":
             note += f" Quantized again with the latency check: {result['rerun']}."
         if result.get("shapes_note"):

@@ -1,7 +1,7 @@
 """The export status line's words on the latency figure an export reused from the calibration.
 
-An export right after Calibrate (F5) writes the model the calibration analysed as it is, and reuses that
-calibration's latency check (its figure may itself have come from the on-disk cache). A reused slowdown is a
+An export right after Calibrate (F5) writes the model the calibration analysed as it is (or as QONNX, from its
+ranges), and reuses that calibration's latency check (its figure may itself have come from the on-disk cache). A reused slowdown is a
 warning with the ratio and what to do (:func:`workbench.core.api.reused_slowdown`), not a note: the file
 written measured slower than its float model.
 """
@@ -11,11 +11,13 @@ from __future__ import annotations
 from workbench.core import api
 
 
-def reused_latency_note(lat: dict | None) -> str:
-    """The sentence(s) for an export that wrote the calibrated model as it is. ``lat``: the calibration's
-    latency check as a dict of LatencyComparison fields (None or {} when it did not run)."""
+def reused_latency_note(lat: dict | None, qonnx: bool = False) -> str:
+    """The sentence(s) for an export that wrote the calibrated model as it is (``qonnx``: as QONNX, from its
+    recipe and ranges). ``lat``: the calibration's latency check as a dict of LatencyComparison fields (None or
+    {} when it did not run)."""
     ratio, warning = api.reused_slowdown(lat)
-    text = f" The file is the model calibrated and analysed, written as it is (its latency check reused{ratio})."
+    how = "written as QONNX from its ranges" if qonnx else "written as it is"
+    text = f" The file is the model calibrated and analysed, {how} (its latency check reused{ratio})."
     return f"{text} Warning: {warning}." if warning else text
 
 

@@ -346,22 +346,24 @@ class RunController(QObject):
         payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs),
                                    choose=choose, calibrated=self.doc.written, **shapes)
         title = f"{'Recipe choice and export' if choose else 'Export'} to {Path(path).name}"
-        again = self.calibrated_changes(fmt, choose)
+        again = self.calibrated_changes(choose)
         if again is not None:  # the job checks again (the model file too) and says so in its result
             title += f" (quantizing again: {again})"
         return self._start("export", ProcessJob("export", payload, title=title, writes=path, parent=self),
                            extra={"export_section": section, "shapes_note": note}, choose=choose)
 
-    def calibrated_changes(self, fmt: str = "qdq", choose: bool = False) -> str | None:
+    def calibrated_changes(self, choose: bool = False) -> str | None:
         """Why an export cannot write the model the last calibration kept (``Document.written``) as it is, in
         words ("the recipe was edited since the calibration"); None when it can, or when there is none (an
-        analysis with the cached ranges, F6, keeps none: the export then quantizes as the CLI does). The model
-        file is compared as it was opened; the export job hashes it again."""
+        analysis with the cached ranges, F6, keeps none: the export then quantizes as the CLI does). One rule
+        for QDQ and QONNX: a QONNX file is written from that model's recipe and ranges, without calibrating
+        again (:func:`workbench.core.jobs.job_export`). The model file is compared as it was opened; the export
+        job hashes it again."""
         kept = self.doc.written
         if kept is None or self.doc.model is None:
             return None
-        if fmt != "qdq" or choose:
-            return "a QONNX file is written from a new quantize" if fmt != "qdq" else "the recipe choice runs first"
+        if choose:
+            return "the recipe choice runs first"
         return api.written_changes(kept, api.written_inputs(getattr(self.doc.model, "sha256", ""),
                                                             self.doc.recipe.to_json(), self.doc.data, self.doc.samples))
 

@@ -7,7 +7,10 @@ written, the calibration data spec and sample count), its issues and the latency
 :func:`written_changes` names the first of those inputs that changed since; :func:`write_kept` writes
 the bytes (onnx.checker on them, then atomically). An export of unchanged inputs so writes the model
 analysed, byte for byte, without the quantize pipeline and its latency measurements (ppocrv4_rec, 8
-samples: 9-14 s of planning, placement guard and latency check on a loaded 2-core machine).
+samples: 9-14 s of planning, placement guard and latency check on a loaded 2-core machine). A QONNX export
+of unchanged inputs needs the quantize result, not only its bytes: :func:`rebuild_kept` writes the kept
+recipe again from the calibration's ranges (no calibration pass, no latency check) and keeps the result only
+when it gives the kept bytes again.
 
 A kept model is a plain dict (it travels in job payloads and results, pickled):
 ``model`` (bytes), ``sha256`` (hex of ``model``), ``inputs`` (see :func:`written_inputs`), ``recipe``
@@ -23,13 +26,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from workbench.core.errors import ExportError
+from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.errors import Cancelled, ExportError, WorkbenchError
 from workbench.core.io.atomic import atomic_path, write_pieces
 from workbench.core.io.external import has_lazy, is_source
 from workbench.core.io.save import EXTERNAL_THRESHOLD, check_bytes, tensor_bytes
 from workbench.core.model.load import PreparedModel, sha256_file
 from workbench.core.pipeline.export import float_as_given
-from workbench.core.pipeline.quantize import QuantizeResult
+from workbench.core.pipeline.quantize import QuantizeResult, quantize
+from workbench.core.progress import CancelToken
+from workbench.core.recipe.recipe import Recipe
 
 #: what :func:`written_changes` compares, in order, and the words for a change of each
 _INPUT_WORDS = (("model_sha256", "the model file changed"), ("recipe", "the recipe was edited"),
@@ -54,13 +60,52 @@ def keep_written(model: PreparedModel, result: QuantizeResult, inputs: dict, iss
     if (not model.sha256 or model.external_data_files or has_lazy(result.proto)
             or tensor_bytes(result.proto) > EXTERNAL_THRESHOLD):
         return None
-    given = float_as_given(result)  # nothing quantized: the input file as given, as an export writes it
-    data = (given if given is not None else result.proto).SerializeToString()
+    data = _written_bytes(result)
     units = result.plan.units.values()
     return {"model": data, "sha256": hashlib.sha256(data).hexdigest(), "inputs": dict(inputs),
             "recipe": result.recipe.to_json(), "issues": list(issues),
             "latency": asdict(result.latency) if result.latency is not None else None,
             "units": [sum(not u.excluded for u in units), len(units)]}
+
+
+def _written_bytes(result: QuantizeResult) -> bytes:
+    """The bytes an export writes for ``result`` as QDQ: its model, or the input file as given when it
+    quantizes nothing (:func:`~workbench.core.pipeline.export.float_as_given`)."""
+    given = float_as_given(result)
+    return (given if given is not None else result.proto).SerializeToString()
+
+
+def rebuild_kept(model: PreparedModel, kept: dict, calibration: CalibrationResult | None, data: Any,
+                 samples: int | None, cancel: CancelToken | None = None) -> QuantizeResult | None:
+    """The quantize result of ``kept`` (:func:`keep_written`), for an export that needs more than its bytes
+    (QONNX): ``kept["recipe"]`` (the recipe as written, the latency check's exclusions in it) quantized again
+    from ``calibration``'s ranges, re-read for its plan without running the model (no calibration pass, no
+    latency check). ``data`` and ``samples`` are read only when the recipe's SmoothQuant or bias correction
+    needs them (they run the float model, as the calibration's quantize did).
+
+    Returns
+    -------
+    QuantizeResult or None
+        None when the ranges lack a tensor of the plan, the quantize fails, or its model is not the kept
+        bytes (SHA-256): the caller quantizes afresh then.
+
+    Raises
+    ------
+    Cancelled
+        ``cancel`` was set.
+    """
+    if calibration is None or not isinstance(kept.get("recipe"), str):
+        return None
+    try:
+        recipe = Recipe.model_validate_json(kept["recipe"])
+        reads = recipe.smoothquant is not None or recipe.bias_correction
+        result = quantize(model, recipe, data=data if reads else None, samples=samples, calibration=calibration,
+                          cancel=cancel)
+    except Cancelled:
+        raise
+    except (WorkbenchError, ValueError):
+        return None
+    return result if hashlib.sha256(_written_bytes(result)).hexdigest() == kept.get("sha256") else None
 
 
 def current_inputs(model_path: str | Path, recipe_json: str, data: Any, samples: int | None) -> dict:
