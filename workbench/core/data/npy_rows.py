@@ -3,7 +3,7 @@
 Calibration asks for a few rows (``--samples``) of files that may hold many more; reading the
 whole array first costs its full size in memory. Here:
 
-- an ``.npy`` file is memory-mapped (``numpy.load(mmap_mode="r")``): a row's pages are read when
+- an ``.npy`` file is memory-mapped (read-only, after its header): a row's pages are read when
   the row is used;
 - an ``.npz`` member stored uncompressed (``numpy.savez``) is a plain byte range of the file: it is
   memory-mapped like an ``.npy`` (:func:`stored_offset` finds where its data starts); mapped rows are
@@ -17,12 +17,19 @@ whole array first costs its full size in memory. Here:
   member whose local header does not lead to its data);
 - a Fortran-ordered member (rows are not contiguous) is read whole, the only exception.
 
+A mapped row's pages count in the process's resident set once read. :meth:`RowReader.take` gives the
+pages of rows more than :data:`KEEP_ROWS` behind the newest back (``madvise(MADV_DONTNEED)``: clean file
+pages, so a row read again later is faulted in from the file, never changed), so calibration memory no
+longer grows with the rows read (the whole quantize job of nudenet_320n, 256 rows of 1.2 MB: peak RSS
+570 MiB, against 339 MiB at 64 rows, before; 350 and 344 MiB now).
+
 Format: NumPy's ``.npy`` format (``numpy.lib.format``: magic, header dict, C-order data).
 """
 
 from __future__ import annotations
 
 import math
+import mmap
 import struct
 import zipfile
 from pathlib import Path
@@ -30,6 +37,13 @@ from pathlib import Path
 import numpy as np
 
 from workbench.core.errors import DataError
+from workbench.core.io.external import release_pages
+
+#: Rows a reader keeps resident behind the newest it returned: the rows of the batch being put together
+#: (a calibration batch holds at most 32 samples, ``calibration.calibrate.MAX_BATCH``), of the batch
+#: onnxruntime runs meanwhile and of the one being observed, which read their row views after later
+#: ``take`` calls. A row further behind that is read again is only faulted in again.
+KEEP_ROWS = 2 * 32 + 2
 
 
 class RowReader:
@@ -48,10 +62,11 @@ class RowReader:
         self._zip: zipfile.ZipFile | None = None
         self._stream = None
         self._array: np.ndarray | None = None
+        self._map: mmap.mmap | None = None  # the file map of a mapped C-order array, whose pages are given back
+        self._data_start = self._released = 0  # its data's offset in the map; rows before _released given back
         self.pos = 0
         if member is None:
-            self._array = np.load(self.path, mmap_mode="r", allow_pickle=False)
-            self.shape, self.dtype = tuple(self._array.shape), self._array.dtype
+            self._open_npy()
             return
         self._zip = zipfile.ZipFile(self.path)
         f = self._zip.open(member + ".npy")
@@ -68,7 +83,7 @@ class RowReader:
             f.close()
         elif self.shape and (start := stored_offset(self.path, self._zip.getinfo(member + ".npy"), f.tell(),
                                                     math.prod(self.shape) * self.dtype.itemsize)) is not None:
-            self._array = np.memmap(self.path, self.dtype, "r", offset=start, shape=self.shape)
+            self._map_rows(start)
             f.close()
         else:
             self._stream = f
@@ -94,6 +109,7 @@ class RowReader:
                             f"'{self.member or self.path.stem}', which has {self.shape[0]}.",
                             hint="Ask for fewer samples.")
         start, self.pos = self.pos, self.pos + n
+        self._release_before(start - KEEP_ROWS)
         if self._array is not None:
             rows = self._array[start:start + n]
             return rows if rows.flags.aligned else np.array(rows)  # a member's data at an odd offset: copied
@@ -106,6 +122,35 @@ class RowReader:
                                 f"of {self.shape[0]} rows (truncated file).", hint="Re-save the data with numpy.savez.")
             got += k
         return out
+
+    def _open_npy(self) -> None:
+        with open(self.path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, fortran, dtype = reader(f)
+            start, size = f.tell(), f.seek(0, 2)
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        data_bytes = math.prod(self.shape) * self.dtype.itemsize
+        if fortran or self.dtype.hasobject or not data_bytes or start + data_bytes > size:
+            self._array = np.load(self.path, mmap_mode="r", allow_pickle=False)  # numpy's own checks and errors
+        else:
+            self._map_rows(start)
+        self._row_bytes = math.prod(self.shape[1:]) * self.dtype.itemsize
+
+    def _map_rows(self, start: int) -> None:
+        """Map the C-order array whose data starts ``start`` bytes into the file (read-only)."""
+        with open(self.path, "rb") as f:
+            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        self._data_start = start
+        self._array = np.ndarray(self.shape, self.dtype, buffer=self._map, offset=start)
+
+    def _release_before(self, row: int) -> None:
+        """Give back the pages of rows ``_released``..``row`` (returned by earlier :meth:`take` calls)."""
+        if self._map is None or row <= self._released:
+            return
+        release_pages(self._map, self._data_start + self._released * self._row_bytes,
+                      self._data_start + row * self._row_bytes)
+        self._released = row
 
     def _scalar(self) -> np.ndarray:
         if self._array is None:
