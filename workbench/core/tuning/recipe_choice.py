@@ -28,7 +28,8 @@ without choosing again:
    as sample 0, set histogram lattices. ppocr_mobile_v2_cls with one NaN pixel in row 0 chose compute+mse
    with 7 units kept float (MSE ranges of 58 of 182 tensors up to 7 % from those without row 0); without
    row 0, and now with the NaN, compute+mse with 14 (clean data: mse). The ranges handed on (step 5) leave
-   those rows out too; their calibration warning is given as the pass would give it.
+   those rows out too; their calibration warning is given as the pass would give it. One read of the rows
+   finds them and takes the rows held out (:func:`_first_read`).
 2. One calibration pass over all rows with MSE observers (histograms), over the tensors of every
    variant, keeps the observers as they stood before the held-out rows
    (:func:`~workbench.core.calibration.calibrate.calibrate_split`). Those give both ranges of each
@@ -90,6 +91,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -163,7 +165,12 @@ CHOICE_EXCLUDED = "the recipe excludes every unit of this model (--exclude or no
 #: ``ChoiceReport.skipped`` of a model with integer outputs only, computed from no float tensor (step 3).
 CHOICE_NO_FLOAT = "no float output to compare (every output is an integer computed from no float tensor); the preset is kept"
 #: Element types the score compares (step 3).
-_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE}
+_FLOAT_TYPES = {
+    onnx.TensorProto.FLOAT,
+    onnx.TensorProto.FLOAT16,
+    onnx.TensorProto.BFLOAT16,
+    onnx.TensorProto.DOUBLE,
+}
 #: Presets whose promoted units stay float instead of getting 16-bit activations (step 6): made for
 #: onnxruntime's CPU provider, which runs 16-bit activations on float kernels.
 FLOAT_PROMOTION_PRESETS = frozenset({"cpu-u8s8"})
@@ -173,8 +180,10 @@ FLOAT = "float"
 PHASE_16_BIT, PHASE_FLOAT = "Choosing units for 16-bit activations", "Choosing units to keep float"
 PHASE_UNITS = "Choosing units"
 #: ``ChoiceReport.skipped`` of data that does not say how many rows it holds (the last ones are held out).
-CHOICE_UNCOUNTED = ("the data does not say how many rows it holds (a Python reader without NUM_SAMPLES); "
-                    "give the sample count (--samples N) to choose")
+CHOICE_UNCOUNTED = (
+    "the data does not say how many rows it holds (a Python reader without NUM_SAMPLES); "
+    "give the sample count (--samples N) to choose"
+)
 
 
 @dataclass
@@ -225,18 +234,24 @@ class ChoiceReport:
         if self.skipped:
             return f"recipe choice skipped: {self.skipped}"
         scores = ", ".join(f"{k} {v:.1f}" for k, v in self.scores.items())
-        shown = ", ".join(self.scored_on[:3]) + (f" and {len(self.scored_on) - 3} more" if len(self.scored_on) > 3 else "")
+        shown = ", ".join(self.scored_on[:3]) + (
+            f" and {len(self.scored_on) - 3} more" if len(self.scored_on) > 3 else ""
+        )
         what = f"SQNR of {shown} (the outputs are integers)" if self.scored_on else "output SQNR"
-        return (f"recipe choice: {self.chosen} ({what} on {count(self.held_out, 'held-out row')}, dB: {scores})"
-                f"{self._left_out_text()}{self._promotion_text()}; took {self.seconds:.1f} s{self._cost_ratio()}")
+        return (
+            f"recipe choice: {self.chosen} ({what} on {count(self.held_out, 'held-out row')}, dB: {scores})"
+            f"{self._left_out_text()}{self._promotion_text()}; took {self.seconds:.1f} s{self._cost_ratio()}"
+        )
 
     def _left_out_text(self) -> str:
         """``; 1 calibration row with NaN/Inf inputs left out of the choice and its ranges (sample 0)``, or ""."""
         if not self.left_out:
             return ""
         rows = len({s for _, s, _ in self.left_out})
-        return (f"; {count(rows, 'calibration row')} with NaN/Inf inputs left out of the choice and its ranges "
-                f"({left_out_samples(self.left_out)})")
+        return (
+            f"; {count(rows, 'calibration row')} with NaN/Inf inputs left out of the choice and its ranges "
+            f"({left_out_samples(self.left_out)})"
+        )
 
     def _cost_ratio(self) -> str:
         """`` (N.Nx its calibration pass)``: the choice's cost against the one calibration pass it includes
@@ -253,17 +268,26 @@ class ChoiceReport:
         if not p.units and not math.isfinite(p.best_tried_db):
             return f"; {what}: none of the runs of units could be written so, all stay 8-bit"
         if not p.units:
-            return (f"; {what}: no run of units gains {MIN_GAIN_DB:g} dB "
-                    f"(best {p.best_tried_db:+.1f} dB), all stay 8-bit")
+            return (
+                f"; {what}: no run of units gains {MIN_GAIN_DB:g} dB "
+                f"(best {p.best_tried_db:+.1f} dB), all stay 8-bit"
+            )
         span = p.units[0] if len(p.units) == 1 else f"{p.units[0]} .. {p.units[-1]}"
         if self.wide_dtype == FLOAT:
-            return (f"; {count(len(p.units), 'unit')} kept float ({span}): {p.gain_db:+.1f} dB; --no-auto quantizes "
-                    "every unit at 8 bits")
+            return (
+                f"; {count(len(p.units), 'unit')} kept float ({span}): {p.gain_db:+.1f} dB; --no-auto quantizes "
+                "every unit at 8 bits"
+            )
         need = get_qtype(self.wide_dtype).min_opset
-        opset = (f"; 16-bit Q/DQ needs opset {need}, so the model is written at {need} (it was "
-                 f"{self.opset})") if 0 < self.opset < need else ""
-        return (f"; {self.wide_dtype} activations on {len(p.units)} unit{'s' * (len(p.units) != 1)} ({span}): "
-                f"{p.gain_db:+.1f} dB{opset}; --no-auto keeps every unit 8-bit")
+        opset = (
+            (f"; 16-bit Q/DQ needs opset {need}, so the model is written at {need} (it was {self.opset})")
+            if 0 < self.opset < need
+            else ""
+        )
+        return (
+            f"; {self.wide_dtype} activations on {len(p.units)} unit{'s' * (len(p.units) != 1)} ({span}): "
+            f"{p.gain_db:+.1f} dB{opset}; --no-auto keeps every unit 8-bit"
+        )
 
 
 def promotion_level(recipe: Recipe) -> str:
@@ -277,7 +301,11 @@ def promotion_level(recipe: Recipe) -> str:
 def promoted_words(units: int, level: str) -> str:
     """``9 units kept float`` or ``16-bit activations on 9 units``: the promoted units of step 6 at ``level``
     (:func:`promotion_level`)."""
-    return f"{count(units, 'unit')} kept float" if level == FLOAT else f"16-bit activations on {count(units, 'unit')}"
+    return (
+        f"{count(units, 'unit')} kept float"
+        if level == FLOAT
+        else f"16-bit activations on {count(units, 'unit')}"
+    )
 
 
 def variant(recipe: Recipe, name: str, present: set[str] | None = None) -> Recipe:
@@ -311,7 +339,8 @@ def why_not_choose(recipe: Recipe) -> str | None:
         return CHOICE_NOT_STATIC
     if recipe.rules or recipe.op_types is not None:
         return CHOICE_RULES
-    if recipe.bias_correction:  # every variant the choice writes has it on: a chosen recipe (a project's) stays
+    # every variant the choice writes has it on: a chosen recipe (a project's) stays
+    if recipe.bias_correction:
         return CHOICE_CHOSEN
     if recipe.smoothquant is not None:
         return "the recipe uses SmoothQuant"
@@ -329,8 +358,15 @@ def _why_nothing(recipe: Recipe, plan: QuantPlan) -> str:
     return CHOICE_NOTHING
 
 
-def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: int | None = None,
-                  progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ChoiceReport:
+def choose_recipe(
+    model: PreparedModel,
+    recipe: Recipe,
+    data: Any,
+    *,
+    samples: int | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> ChoiceReport:
     """Choose among :data:`CANDIDATES` by output SQNR on held-out calibration rows, then 16-bit units
     (module docstring, steps 1-6).
 
@@ -360,8 +396,14 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         return _choose(model, recipe, data, samples, progress, cancel)
 
 
-def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None, progress: ProgressFn | None,
-            cancel: CancelToken | None) -> ChoiceReport:
+def _choose(
+    model: PreparedModel,
+    recipe: Recipe,
+    data: Any,
+    samples: int | None,
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+) -> ChoiceReport:
     """:func:`choose_recipe` itself."""
     t0 = time.perf_counter()
     ensure_float_model(model)  # refused before any calibration, as quantize would refuse it after
@@ -378,7 +420,7 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
     n = min(count, samples) if count is not None and samples else (samples or count)
     if n < MIN_ROWS:
         return ChoiceReport(recipe, skipped=f"fewer than {MIN_ROWS} calibration rows")
-    read, bad = _nonfinite_rows(source, n)
+    read, bad, finite = _first_read(source, n)
     if read < n:  # a reader's announced count is a hint: it ended earlier
         asked = "it announced" if count is not None and count == n else "the sample count asks for"
         return ChoiceReport(recipe, skipped=f"the data ended before the {n} rows {asked}")
@@ -386,30 +428,48 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
         source, n = WithoutRows(source, sorted({s for _, s, _ in bad})), n - len({s for _, s, _ in bad})
         samples = n if samples else None
         if n < MIN_ROWS:
-            return ChoiceReport(recipe, skipped=f"fewer than {MIN_ROWS} calibration rows with finite inputs "
-                                                f"(NaN/Inf in {left_out_samples(bad)})", left_out=bad)
+            return ChoiceReport(
+                recipe,
+                skipped=f"fewer than {MIN_ROWS} calibration rows with finite inputs "
+                f"(NaN/Inf in {left_out_samples(bad)})",
+                left_out=bad,
+            )
     held = int(min(MAX_HELD_OUT, max(MIN_HELD_OUT, n // 4)))
-    rows = _held_rows(source, n - held, n)
+    rows = finite[len(finite) - held :]  # the last rows of the data without those left out
     points = score_points(model.proto.graph)
     if points == []:
         return ChoiceReport(recipe, skipped=CHOICE_NO_FLOAT)
     facts = GraphFacts(model.proto)  # one graph analysis for every plan and quantize below
     present = set(ops.values())
     names = [k for k in CANDIDATES if CANDIDATES[k][1] is None or present & set(CANDIDATES[k][1])]
-    plans = {name: make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
-             for name in ("compute+mse", "mse") if name in names}
+    plans = {
+        name: make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
+        for name in ("compute+mse", "mse")
+        if name in names
+    }
     if not plans["mse"].quantizes_any():
         return ChoiceReport(recipe, skipped=_why_nothing(recipe, plans["mse"]))
     if "compute+mse" in plans and _same_plan(plans["compute+mse"], plans["mse"]):
         names.remove("mse")  # the same model as compute+mse's, which a tie prefers: scored once
     reference = _run(model.proto, rows, points)
-    union = replace(plans["mse"], activations={k: v for p in plans.values() for k, v in p.activations.items()})
+    union = replace(
+        plans["mse"], activations={k: v for p in plans.values() for k, v in p.activations.items()}
+    )
     fetched = _fetched_as_alone(model, union, plans.get("compute+mse"))
     # every row the quantize would read (a reader may yield more than it announced), held ones last
     # the first rows only (finished by the pass's own derivations) for the variants scored; their warnings are
     # the full pass's, already logged
-    mse, full = calibrate_split(model, union, source, at=n - held, samples=samples, progress=progress,
-                                cancel=cancel, fetched=fetched, finish_first=True)
+    mse, full = calibrate_split(
+        model,
+        union,
+        source,
+        at=n - held,
+        samples=samples,
+        progress=progress,
+        cancel=cancel,
+        fetched=fetched,
+        finish_first=True,
+    )
     if bad:  # the pass never saw those rows: their warning as the pass gives it (the CLI's and the report's)
         mse, full = _numbered_as_given(mse, source, bad), _numbered_as_given(full, source, bad)
         for w in CalibrationResult({}, data_nonfinite=full.data_nonfinite).warnings:
@@ -418,30 +478,53 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
     for r in ranges.values():
         r.qparams()  # each MSE range search once: every quantize below copies the observers with their result
     scoring = _Scoring(model, source, n - held, facts, reference, rows, cancel, points)
-    for name, p in plans.items():  # the MSE variants' grids are rounded in the run the preset's correction makes
+    # the MSE variants' grids are rounded in the run the preset's correction makes
+    for name, p in plans.items():
         scoring.means.expect(model.proto, expected_grids(p, ranges[CANDIDATES[name][0]].observers))
         for r in ranges.values():  # and those of aliased Conv inputs that step 6 may give their own grid
             scoring.means.expect(model.proto, expected_grids(p, r.observers, own=True))
-    scores, plans_scored = _score_variants(scoring, {name: variant(recipe, name, present) for name in names},
-                                           ranges, progress)
+    scores, plans_scored = _score_variants(
+        scoring, {name: variant(recipe, name, present) for name in names}, ranges, progress
+    )
     top = max(scores.values())
     chosen = next(k for k in PREFERENCE if k in scores and scores[k] > top - MARGIN_DB)
     wide = promotion_level(recipe)
     chosen_recipe, promotion = variant(recipe, chosen, present), None
     if wide:  # step 6
-        promotion = _promote(scoring, chosen_recipe, ranges[CANDIDATES[chosen][0]], plans_scored[chosen], wide,
-                             scores[chosen], progress)
+        promotion = _promote(
+            scoring,
+            chosen_recipe,
+            ranges[CANDIDATES[chosen][0]],
+            plans_scored[chosen],
+            wide,
+            scores[chosen],
+            progress,
+        )
         chosen_recipe = widened(chosen_recipe, promotion.units, wide)
     # the ranges of the pass over every row are those of a calibration of the chosen variant (step 5)
     calibration = _as_minmax(full) if CANDIDATES[chosen][0] == "minmax" else full
-    return ChoiceReport(chosen_recipe, chosen, scores, time.perf_counter() - t0, full.seconds, len(rows),
-                        calibration=calibration, promotion=promotion, wide_dtype=wide,
-                        opset=default_opset(model.proto),
-                        scored_on=[t for t, _ in _point_tensors(model.proto, points)] if points else [], left_out=bad)
+    return ChoiceReport(
+        chosen_recipe,
+        chosen,
+        scores,
+        time.perf_counter() - t0,
+        full.seconds,
+        len(rows),
+        calibration=calibration,
+        promotion=promotion,
+        wide_dtype=wide,
+        opset=default_opset(model.proto),
+        scored_on=[t for t, _ in _point_tensors(model.proto, points)] if points else [],
+        left_out=bad,
+    )
 
 
-def _score_variants(scoring: _Scoring, variants: dict[str, Recipe], ranges: dict[str, CalibrationResult],
-                    progress: ProgressFn | None) -> tuple[dict[str, float], dict[str, QuantPlan]]:
+def _score_variants(
+    scoring: _Scoring,
+    variants: dict[str, Recipe],
+    ranges: dict[str, CalibrationResult],
+    progress: ProgressFn | None,
+) -> tuple[dict[str, float], dict[str, QuantPlan]]:
     """Step 3 for each of ``variants`` (name -> recipe): ``(name -> score, name -> plan written)``, in the
     order given, without the variants that cannot be written or quantize nothing (the preset is never left
     out: its errors are raised). Each variant is written here in turn, and its held-out run goes to one
@@ -488,12 +571,20 @@ def widened(recipe: Recipe, nodes: list[str], wide: str) -> Recipe:
         return recipe
     if wide == FLOAT:
         return recipe.with_excluded(nodes)
-    return recipe.with_override_map({**recipe.overrides,
-                                     **{n: NodeSettings(activation=PartialSpec(dtype=wide)) for n in nodes}})
+    return recipe.with_override_map(
+        {**recipe.overrides, **{n: NodeSettings(activation=PartialSpec(dtype=wide)) for n in nodes}}
+    )
 
 
-def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chosen_plan: QuantPlan, wide: str,
-             base: float, progress: ProgressFn | None) -> Promotion:
+def _promote(
+    scoring: _Scoring,
+    recipe: Recipe,
+    ranges: CalibrationResult,
+    chosen_plan: QuantPlan,
+    wide: str,
+    base: float,
+    progress: ProgressFn | None,
+) -> Promotion:
     """Step 6: :func:`~workbench.core.tuning.mixed_precision.find_promotion` over the chosen variant's
     main-graph units, each group scored with its activations at ``wide``: a 16-bit grid over the statistics
     the 8-bit one used, so no group runs a calibration pass, or (:data:`FLOAT`) the group kept float. A tensor that shares another's grid in the
@@ -518,7 +609,9 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
 
     def gain(group: list[str]) -> float:
         if progress is not None:
-            progress(done[0], max(total, done[0] + 1), f"{phase}: {count(len(group), 'unit')} from {group[0]}")
+            progress(
+                done[0], max(total, done[0] + 1), f"{phase}: {count(len(group), 'unit')} from {group[0]}"
+            )
         done[0] += 1
         try:
             score, written = scoring.score(widened(recipe, group, wide), ranges)
@@ -528,7 +621,8 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
             log.info("recipe choice: %s on %d units cannot be written", wide, len(group), exc_info=True)
             return -math.inf
         if wide != FLOAT and not _all_wide(written, group, wide):
-            return -math.inf  # some unit left float or 8-bit (an opset the model cannot reach): not a 16-bit score
+            # some unit left float or 8-bit (an opset the model cannot reach): not a 16-bit score
+            return -math.inf
         return score - base
 
     found = find_promotion(units, gain)
@@ -589,8 +683,17 @@ class _Scoring:
         """
         if self.cancel is not None:
             self.cancel.check()
-        return quantize(self.model, recipe, data=self.source, samples=self.samples, calibration=ranges,
-                        cancel=self.cancel, check=False, facts=self.facts, bias_means=self.means)
+        return quantize(
+            self.model,
+            recipe,
+            data=self.source,
+            samples=self.samples,
+            calibration=ranges,
+            cancel=self.cancel,
+            check=False,
+            facts=self.facts,
+            bias_means=self.means,
+        )
 
     def measure(self, proto: onnx.ModelProto) -> float:
         """The held-out output SQNR (dB) of a model :meth:`write` made (``proto`` is given the score points
@@ -609,8 +712,10 @@ class _Scoring:
 def _graph_units(model: PreparedModel, plan: QuantPlan) -> list[str]:
     """The quantized units of the main graph, in graph (topological) order."""
     order = {node.name: i for i, node in enumerate(model.proto.graph.node)}
-    return sorted((u.node for u in plan.units.values() if not u.excluded and u.graph == "" and u.node in order),
-                  key=order.__getitem__)
+    return sorted(
+        (u.node for u in plan.units.values() if not u.excluded and u.graph == "" and u.node in order),
+        key=order.__getitem__,
+    )
 
 
 def _with_aliases(ranges: CalibrationResult, plan: QuantPlan) -> CalibrationResult:
@@ -626,10 +731,17 @@ def _same_plan(a: QuantPlan, b: QuantPlan) -> bool:
     """Whether ``a`` and ``b`` quantize the same units with the same tensors, grids and aliases (so, with the
     same ranges, write the same model): compute+mse and mse on a model whose quantized units are all
     compute ops (digits_mlp, silero_vad_16k_op15)."""
+
     def quantized(p: QuantPlan) -> dict:
         return {k: u for k, u in p.units.items() if not u.excluded}
-    return (quantized(a) == quantized(b) and a.activations == b.activations and a.aliases == b.aliases
-            and a.shared == b.shared and a.proxies == b.proxies)
+
+    return (
+        quantized(a) == quantized(b)
+        and a.activations == b.activations
+        and a.aliases == b.aliases
+        and a.shared == b.shared
+        and a.proxies == b.proxies
+    )
 
 
 def _fetched_as_alone(model: PreparedModel, union, compute_only) -> set[str]:
@@ -638,23 +750,36 @@ def _fetched_as_alone(model: PreparedModel, union, compute_only) -> set[str]:
     too, so that the ranges handed on for ``compute+mse`` are its own calibration's (step 5)."""
     if compute_only is None:
         return set()
-    return (computed_tensors(model, union.activations) - computed_tensors(model, compute_only.activations)) \
-        & set(compute_only.activations)
+    return (
+        computed_tensors(model, union.activations) - computed_tensors(model, compute_only.activations)
+    ) & set(compute_only.activations)
 
 
-def _nonfinite_rows(source, n: int) -> tuple[int, list[tuple[str, int, int]]]:
-    """``(rows read, [(input, sample index, NaN / Inf count)])`` of the first ``n`` rows of ``source``: the float
-    inputs holding NaN or +-Inf (``CalibrationResult.data_nonfinite``'s form)."""
-    read, bad = 0, []
+def _first_read(source, n: int) -> tuple[int, list[tuple[str, int, int]], list[dict[str, np.ndarray]]]:
+    """One read of the first ``n`` rows of ``source``: ``(rows read, [(input, sample index, NaN / Inf count)],
+    feeds)``. The list names the float inputs holding NaN or +-Inf (``CalibrationResult.data_nonfinite``'s form);
+    ``feeds`` are the last :data:`MAX_HELD_OUT` rows whose float inputs are all finite, the rows held out come
+    from them (rows past ``KeptRows``' limit are decoded again on every read)."""
+    read, bad, finite = 0, [], deque(maxlen=MAX_HELD_OUT)
     for i, feed in source.numbered_samples(n):
         read += 1
-        if nonfinite_input(feed) is None:
-            continue
-        for name, v in feed.items():
-            a = np.asarray(v)
-            if a.dtype.kind == "f" and (c := int(a.size - np.isfinite(a).sum())):
-                bad.append((name, i, c))
-    return read, bad
+        found = _nonfinite_counts(feed)
+        bad.extend((name, i, c) for name, c in found)
+        if not found:
+            finite.append(feed)
+    return read, bad, list(finite)
+
+
+def _nonfinite_counts(feed: dict[str, np.ndarray]) -> list[tuple[str, int]]:
+    """``(input, NaN / Inf count)`` of the float inputs of ``feed`` holding NaN or +-Inf."""
+    if nonfinite_input(feed) is None:
+        return []
+    counts = []
+    for name, v in feed.items():
+        a = np.asarray(v)
+        if a.dtype.kind == "f" and (c := int(a.size - np.isfinite(a).sum())):
+            counts.append((name, c))
+    return counts
 
 
 def left_out_samples(bad: list[tuple[str, int, int]]) -> str:
@@ -664,21 +789,14 @@ def left_out_samples(bad: list[tuple[str, int, int]]) -> str:
     return f"{'sample' if len(rows) == 1 else 'samples'} {shown}"
 
 
-def _numbered_as_given(cal: CalibrationResult, view: WithoutRows, bad: list[tuple[str, int, int]]) -> CalibrationResult:
+def _numbered_as_given(
+    cal: CalibrationResult, view: WithoutRows, bad: list[tuple[str, int, int]]
+) -> CalibrationResult:
     """``cal`` (a pass over ``view``) with its samples numbered as in the data given, and ``bad`` (the rows
     ``view`` leaves out) as its data's NaN / Inf: its warnings still name them (nothing else of those rows was
     seen)."""
     nonfinite = [(t, view.original(s), c) for t, s, c in cal.nonfinite]
     return replace(cal, nonfinite=nonfinite, data_nonfinite=sorted(bad, key=lambda r: (r[1], r[0])))
-
-
-def _held_rows(source, first: int, end: int) -> list[dict[str, np.ndarray]]:
-    """Feeds of rows ``first .. end - 1``, one row each."""
-    out = []
-    for idx, feed in source.indexed_batches(1, end):
-        if idx[0] >= first:
-            out.append(feed)
-    return out
 
 
 def score_points(graph: onnx.GraphProto) -> list[tuple[str, int, int]] | None:
@@ -694,7 +812,9 @@ def score_points(graph: onnx.GraphProto) -> list[tuple[str, int, int]] | None:
     if any(types.get(o.name) in _FLOAT_TYPES for o in graph.output):
         return None
     producer = {t: n for n in graph.node for t in n.output if t}
-    constant = {i.name for i in graph.initializer} | {n.output[0] for n in graph.node if n.op_type == "Constant"}
+    constant = {i.name for i in graph.initializer} | {
+        n.output[0] for n in graph.node if n.op_type == "Constant"
+    }
     points: dict[tuple[str, int], int] = {}
     todo, seen = [o.name for o in graph.output], set()
     while todo:
@@ -723,8 +843,13 @@ def _point_tensors(proto: onnx.ModelProto, points: list[tuple[str, int, int]]) -
     return out
 
 
-def _run(proto, rows: list[dict[str, np.ndarray]], points: list[tuple[str, int, int]] | None = None, *,
-         in_place: bool = False) -> list[list[np.ndarray]]:
+def _run(
+    proto,
+    rows: list[dict[str, np.ndarray]],
+    points: list[tuple[str, int, int]] | None = None,
+    *,
+    in_place: bool = False,
+) -> list[list[np.ndarray]]:
     """Every output of ``proto`` for each row (onnxruntime CPU), or with ``points`` (:func:`score_points`)
     the tensors at those points. ``in_place``: ``proto`` is a scratch model the points are added to as
     graph outputs (else a copy gets them).
@@ -745,8 +870,9 @@ def _run(proto, rows: list[dict[str, np.ndarray]], points: list[tuple[str, int, 
         if not in_place:
             proto = add_outputs(proto, [])
         have = {o.name for o in proto.graph.output}
-        proto.graph.output.extend(helper.make_tensor_value_info(t, elem, None)
-                                  for t, elem in dict(tensors).items() if t not in have)
+        proto.graph.output.extend(
+            helper.make_tensor_value_info(t, elem, None) for t, elem in dict(tensors).items() if t not in have
+        )
         names = [t for t, _ in tensors]
     session = make_session(proto, spinning=False)  # many short runs, a score computed between models
     if not points:
@@ -794,11 +920,26 @@ def _as_minmax(cal: CalibrationResult) -> CalibrationResult:
         if h.lo is None or not (math.isfinite(h.vmin) and math.isfinite(h.vmax)):
             continue
         spec = obs.spec.model_copy(update={"observer": "minmax", "observer_args": {}})
-        observers[t] = Observer.from_state({
-            "observer": "minmax", "tensor": t, "spec": spec.model_dump(mode="json"), "axis": obs.axis,
-            "count": obs.count, "nonfinite": obs.nonfinite, "batches": obs.batches,
-            "data": {"min": float(h.vmin), "max": float(h.vmax), "shape": []}})
-    return CalibrationResult(observers, cal.samples_seen, 0.0, list(cal.nonfinite),
-                             [t for t in cal.empty if t in observers], [], cal.batch_size, [],
-                             list(cal.data_nonfinite))
-
+        observers[t] = Observer.from_state(
+            {
+                "observer": "minmax",
+                "tensor": t,
+                "spec": spec.model_dump(mode="json"),
+                "axis": obs.axis,
+                "count": obs.count,
+                "nonfinite": obs.nonfinite,
+                "batches": obs.batches,
+                "data": {"min": float(h.vmin), "max": float(h.vmax), "shape": []},
+            }
+        )
+    return CalibrationResult(
+        observers,
+        cal.samples_seen,
+        0.0,
+        list(cal.nonfinite),
+        [t for t in cal.empty if t in observers],
+        [],
+        cal.batch_size,
+        [],
+        list(cal.data_nonfinite),
+    )
