@@ -1147,7 +1147,7 @@ class MainWindow(QMainWindow):
         if self.doc.sensitivity is not None:
             results["sensitivity"] = self.doc.sensitivity_json()
         if self.doc.autotune is not None:
-            results["autotune"] = self.doc.autotune
+            results["autotune"] = self.doc.autotune_json()
         project.results = results or None
         data = self.doc.data
         # a Python reader's own tick decides; with other data the opened project's value stays

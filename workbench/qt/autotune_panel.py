@@ -129,7 +129,8 @@ class AutotunePanel(QWidget):
         self.cancel_button.clicked.connect(self.cancelRequested)
         self.x_axis.currentIndexChanged.connect(lambda _i: self._redraw())
         document.modelChanged.connect(self.clear)  # a cancelled run's points too (no finished run to compare)
-        document.autotuneChanged.connect(lambda: self.show_run(document.autotune))
+        document.autotuneChanged.connect(self._on_autotune)
+        document.dataChanged.connect(self._say_final)
         document.recipeChanged.connect(self._on_recipe)
         self.clear()
 
@@ -224,6 +225,15 @@ class AutotunePanel(QWidget):
         self._set_target_value()
         self.set_result(dict(run["result"]))
         self.mark_applied(self._matching_point())
+
+    def _on_autotune(self) -> None:
+        self.show_run(self.doc.autotune)
+        self._say_final()  # the document knows the rows the run was measured on only now
+
+    def _say_final(self) -> None:
+        """The finished run's summary again (the calibration rows changed, or the run was adopted)."""
+        if self.final is not None:
+            self.summary.setText(self._final_text())
 
     def curve_doc(self) -> dict | None:
         """The finished curve as ``autotune --curve-json`` writes it (for the report), None before a run ends."""
@@ -328,8 +338,10 @@ class AutotunePanel(QWidget):
         lifted_text = (f" The {count(lifted, 'unit')} the latency check kept float (slower quantized on this machine) "
                        "are quantized from the start here; an export keeps them float again while they measure "
                        "slower.") if lifted else ""
+        stale = "" if self.doc.autotune_current else \
+            " The calibration data changed since: autotune again (Shift+F9)."
         return (f"{self.metric_name}: float {fmt_metric(res['metric_float'])}, all quantized "
                 f"{fmt_metric(res['metric_before'])}, tuned {fmt_metric(res['metric_after'])} with "
                 f"{count(len(res['promoted']), 'unit')} promoted to {self._promoted_to} ({met}); "
                 f"{count(len(self.points), 'recipe')} tried. Click a point to apply its recipe (Ctrl+Z undoes)."
-                f"{lifted_text}")
+                f"{lifted_text}{stale}")

@@ -127,7 +127,8 @@ KEPT_CACHES = 8
 SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "outputs", "weights", "local",
                "issues",
                "result_issues", "result_recipe", "result_data", "sensitivity", "suggestion", "sensitivity_recipe",
-               "sensitivity_data", "sensitivity_quantized", "autotune", "latency_opened", "latency_record")
+               "sensitivity_data", "sensitivity_quantized", "autotune", "autotune_data", "latency_opened",
+               "latency_record")
 
 
 def _json_db(v: Any) -> Any:
@@ -308,6 +309,8 @@ class Document(QObject):
         #: the last finished autotune run as the Autotune panel shows it (:func:`check_autotune_run`), saved
         #: in the project's results; None when there is none
         self.autotune: dict | None = None
+        #: (data, samples) the autotune run quantized with (its ranges: its points' metrics depend on them)
+        self.autotune_data: tuple = (None, None)
         self._op_types: dict[str, str] = {}
         #: how the open model is quantized (None for a float model): banner, dtype colours, kernels
         self.quant_summary: QuantSummary | None = None
@@ -352,7 +355,7 @@ class Document(QObject):
         self.written = None
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.sensitivity_quantized = None
-        self.autotune = None
+        self.autotune, self.autotune_data = None, (None, None)
         self.latency_opened, self.latency_record = frozenset(), {}
         self.recipe = recipe if recipe is not None else api.make_recipe("cpu-u8s8")
         self._replan()
@@ -604,7 +607,7 @@ class Document(QObject):
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.sensitivity_quantized = None
         self.sensitivity_data = (None, None)
-        self.autotune = None
+        self.autotune, self.autotune_data = None, (None, None)
         self.resultsChanged.emit()
         self.sensitivityChanged.emit()
         self.autotuneChanged.emit()
@@ -640,18 +643,35 @@ class Document(QObject):
             notes += [note] if note else []
         return notes
 
-    def set_autotune(self, run: dict | None) -> None:
-        """Adopt a finished autotune run (as :func:`check_autotune_run` takes it; None: none). Raises ValueError
-        (nothing changed) when ``run`` is malformed."""
+    def set_autotune(self, run: dict | None, *, data: tuple | None = None) -> None:
+        """Adopt a finished autotune run (as :func:`check_autotune_run` takes it; None: none) measured on the
+        calibration rows ``data`` (default: the current ones). Raises ValueError (nothing changed) when ``run`` is
+        malformed."""
         if run is not None:
             check_autotune_run(run)
         self.autotune = copy.deepcopy(run)
+        self.autotune_data = data if data is not None else self.rows
         self.autotuneChanged.emit()
+
+    @property
+    def autotune_current(self) -> bool:
+        """True when the autotune run quantized with the current calibration rows (no run: True)."""
+        return self.autotune is None or self.autotune_data == self.rows
+
+    def autotune_json(self) -> dict | None:
+        """The autotune run as a project saves it: marked ``on_current_data: false`` when measured on other rows."""
+        if self.autotune is None:
+            return None
+        return self.autotune if self.autotune_current else {**self.autotune, "on_current_data": False}
 
     def restore_autotune(self, run) -> str | None:
         """Show an autotune run read from a project; a damaged one is skipped: returns the note saying so."""
         try:
-            self.set_autotune(run)
+            if isinstance(run, dict) and "on_current_data" in run:
+                run, data = {k: v for k, v in run.items() if k != "on_current_data"}, self.saved_rows(run)
+            else:
+                data = None
+            self.set_autotune(run, data=data)
         except ValueError as exc:
             log.warning("Saved autotune curve not restored: %s", exc)
             return "The saved autotune curve is unreadable; run Autotune again (Shift+F9)."

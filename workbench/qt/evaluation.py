@@ -29,7 +29,7 @@ class EvaluationController(QObject):
         self.doc = window.doc
         self.runs = window.runs
         self._succeeded = False
-        self._rows: tuple | None = None  # the calibration (data, samples) of the running evaluation
+        self._rows: tuple | None = None  # the calibration (data, samples) of the running evaluation or autotune
         self.evaluate_panel = window.evaluate_panel
         self.autotune_panel = window.autotune_panel
         ev, at = self.evaluate_panel, self.autotune_panel
@@ -68,6 +68,7 @@ class EvaluationController(QObject):
             evaluation["metric"] = "cosine"
             metric.set_metric("cosine")
         self.runs.autotune(evaluation, target)
+        self._rows = self.doc.rows  # the calibration rows the job quantizes with
         self.autotune_panel.start(metric.metric_label(), target, evaluation)
 
     @guarded
@@ -138,7 +139,7 @@ class EvaluationController(QObject):
             self.show_evaluate()
         elif kind == "autotune":
             self.autotune_panel.set_result(result)
-            self.doc.set_autotune(self.autotune_panel.saved_run())  # saved in the project ...
+            self.doc.set_autotune(self.autotune_panel.saved_run(), data=self._rows)  # saved in the project ...
             self.doc.note_new_results()  # ... so unsaved work until then (not an undoable edit)
             self.show_autotune()
 

@@ -1,0 +1,70 @@
+"""An autotune curve measured with other calibration rows is marked out of date, as the Evaluate panel's figures
+are, also in the project it is saved in.
+
+Found by a user pass: after Autotune on digits_cnn and a new calibration sample count (other ranges, so other
+metrics for every recipe of the curve), the Evaluate panel said "The calibration data changed since" while the
+Autotune panel showed its curve and its "tuned ... (target met)" line as current."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from latency_fakes import quantized_faster
+from test_app_flow import run_job
+
+CHANGED = "The calibration data changed since: autotune again (Shift+F9)."
+
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(monkeypatch):
+    quantized_faster(monkeypatch)  # every unit quantized, whatever this machine measures
+
+
+def test_a_curve_of_other_calibration_rows_is_out_of_date_and_stays_so_when_reopened(
+    qtbot, window, open_file, corpus, tmp_path, save_prompts
+):
+    win, panel = window, window.autotune_panel
+    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
+    win.calibration.samples.setValue(8)
+    win.calibration.choose_first.setChecked(False)
+    settings = win.evaluate_panel.settings
+    settings.set_metric("cosine")
+    settings.samples.setValue(16)
+    panel.target.setValue(0.0)
+    state, res = run_job(qtbot, win, win.act_autotune.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    measured = len(res["curve"])
+    assert measured >= 2 and CHANGED not in panel.summary.text()
+
+    win.calibration.samples.setValue(5)  # other rows: other ranges, other metrics
+    assert panel.summary.text().endswith(CHANGED)
+    win.calibration.samples.setValue(8)  # the rows it was measured on
+    assert CHANGED not in panel.summary.text()
+
+    win.calibration.samples.setValue(5)
+    project = win.save_project_to(tmp_path / "tuned.wbproj")
+    assert json.loads(project.read_text())["results"]["autotune"]["on_current_data"] is False
+    open_file(win, corpus / "digits_cnn/model_opset13.onnx")  # another document: no curve
+    assert panel.final is None
+    open_file(win, project)
+    assert len(panel.points) == measured and panel.summary.text().endswith(CHANGED)
+    win.calibration.samples.setValue(8)  # not the rows it was measured on either: other than the saved ones
+    assert panel.summary.text().endswith(CHANGED)
+
+
+def test_a_curve_of_the_current_rows_is_saved_as_it_is_shown(qtbot, window, open_file, corpus, tmp_path):
+    win, panel = window, window.autotune_panel
+    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
+    win.calibration.samples.setValue(8)
+    win.calibration.choose_first.setChecked(False)
+    win.evaluate_panel.settings.set_metric("cosine")
+    win.evaluate_panel.settings.samples.setValue(16)
+    panel.target.setValue(0.0)
+    state, res = run_job(qtbot, win, win.act_autotune.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    project = win.save_project_to(tmp_path / "tuned.wbproj")
+    assert json.loads(project.read_text())["results"]["autotune"] == win.doc.autotune
+    assert "on_current_data" not in win.doc.autotune
+    open_file(win, project)
+    assert panel.final is not None and CHANGED not in panel.summary.text()
