@@ -121,6 +121,7 @@ from workbench.qt.runs import (
     project_format,
 )
 from workbench.qt.status_line import StatusLine
+from workbench.qt.tables import follow_selection
 from workbench.qt.tabs import ModelTabs, drawn_as_is, shown_text
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
 from workbench.qt.welcome import (
@@ -1765,6 +1766,8 @@ class MainWindow(QMainWindow):
     @guarded
     def _on_selection(self, names: list) -> None:
         self.inspector.set_nodes(list(names))
+        for table in (self.cost.table, self.sensitivity.table):  # their rows follow the graph, as a click on one
+            follow_selection(table, list(names))  # selects its node there
         self._errors_follow_selection()
         self._hist_timer.start()
 

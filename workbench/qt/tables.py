@@ -36,3 +36,17 @@ def node_item(node: str, tooltip: str = "") -> QTableWidgetItem:
 def node_at(table: QTableWidget, row: int) -> str:
     """Node name of table row ``row`` as currently sorted (a :func:`node_item` in column 0)."""
     return table.item(row, 0).data(Qt.ItemDataRole.UserRole)
+
+
+def follow_selection(table: QTableWidget, nodes: list[str]) -> None:
+    """Select (and scroll to) the row of the one node of ``nodes`` the graph selected; no row selected when it
+    selected none, several, or a node without a row (a row clicked earlier stayed selected beside the graph's
+    other node). Emits no click: the graph's selection is not changed back."""
+    row = next(
+        (r for r in range(table.rowCount()) if len(nodes) == 1 and node_at(table, r) == nodes[0]), None
+    )
+    if row is None:
+        table.clearSelection()
+        return
+    table.selectRow(row)
+    table.scrollToItem(table.item(row, 0))
