@@ -68,3 +68,39 @@ def test_a_curve_of_the_current_rows_is_saved_as_it_is_shown(qtbot, window, open
     assert "on_current_data" not in win.doc.autotune
     open_file(win, project)
     assert panel.final is not None and CHANGED not in panel.summary.text()
+
+
+def test_a_curve_of_other_eval_settings_says_what_it_was_measured_with(
+    qtbot, window, open_file, corpus, tmp_path
+):
+    """The panel's line above the curve names the Evaluate panel's settings the next run uses: after a new sample
+    count it read "cosine on eval.npz, 8 samples" above a curve measured on 16, nothing saying so."""
+    win, panel = window, window.autotune_panel
+    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
+    win.calibration.samples.setValue(8)
+    win.calibration.choose_first.setChecked(False)
+    settings = win.evaluate_panel.settings
+    settings.set_metric("cosine")
+    settings.samples.setValue(16)
+    panel.target.setValue(0.0)
+    state, res = run_job(qtbot, win, win.act_autotune.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    other = (
+        " Measured with cosine on eval.npz, 16 samples; the Evaluate panel's settings changed since: autotune "
+        "again (Shift+F9)."
+    )
+    assert other not in panel.summary.text()
+    settings.samples.setValue(8)
+    assert panel.uses.text().endswith("cosine on eval.npz, 8 samples.") and panel.summary.text().endswith(
+        other
+    )
+    settings.samples.setValue(16)
+    assert other not in panel.summary.text()
+    settings.set_metric("top1")
+    assert panel.summary.text().endswith(other)
+    settings.set_metric("cosine")
+    project = win.save_project_to(tmp_path / "tuned.wbproj")
+    open_file(win, project)  # its own settings back: current
+    assert panel.final is not None and other not in panel.summary.text()
+    settings.samples.setValue(0)  # all samples
+    assert panel.summary.text().endswith(other)

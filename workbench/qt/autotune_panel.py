@@ -12,6 +12,7 @@ index and the window applies that recipe as one undoable edit.
 from __future__ import annotations
 
 import math
+from pathlib import PurePath
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
@@ -44,6 +45,16 @@ PROMOTE_TO = ("float", "int16", "uint16", "int16,float")
 MIN_PLOT_HEIGHT = 160
 
 
+def _name(path: str | None) -> str:
+    return PurePath(path).name if path else ""
+
+
+def _eval_key(evaluation: dict) -> tuple:
+    """What the metrics of a run depend on: the eval file, the samples, the metric (files by name: a project
+    moved with its files still reads them)."""
+    return _name(evaluation.get("eval_data")), evaluation.get("eval_samples") or None, _name(evaluation.get("metric"))
+
+
 class AutotunePanel(QWidget):
     """Emits ``runRequested``, ``cancelRequested`` and ``pointClicked(index)`` (into :attr:`points`)."""
 
@@ -62,6 +73,7 @@ class AutotunePanel(QWidget):
         self._target: dict = {}
         self._promoted_to = "float"
         self._evaluation: dict = {}  # the eval settings of the last run (for the report)
+        self._current_evaluation: dict | None = None  # the Evaluate panel's settings now (set_uses)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.target_kind = QComboBox()
@@ -139,8 +151,13 @@ class AutotunePanel(QWidget):
         """``max_drop`` or ``min_score``, and ``promote_to``, as :func:`workbench.core.jobs.job_autotune` takes them."""
         return {self.target_kind.currentData(): self.target.value(), "promote_to": self.promote_to.currentText()}
 
-    def set_uses(self, text: str) -> None:
+    def set_uses(self, text: str, evaluation: dict | None = None) -> None:
+        """The Evaluate panel's settings the next run uses: ``text`` describes them, ``evaluation`` holds them
+        as the job takes them (None: they do not make a run yet); the finished curve says when it was
+        measured with others."""
         self.uses.setText(f"Metric and eval data from the Evaluate panel: {text}.")
+        self._current_evaluation = evaluation
+        self._say_final()
 
     # ------------------------------------------------------------------ run state
     def clear(self) -> None:
@@ -234,6 +251,15 @@ class AutotunePanel(QWidget):
         """The finished run's summary again (the calibration rows changed, or the run was adopted)."""
         if self.final is not None:
             self.summary.setText(self._final_text())
+
+    def _measured_elsewhere(self) -> str:
+        """The line's note when the run's eval data, samples or metric are not the Evaluate panel's now."""
+        run, now = self._evaluation, self._current_evaluation
+        if not run.get("eval_data") or now is None or _eval_key(run) == _eval_key(now):
+            return ""
+        samples = run.get("eval_samples")
+        return (f" Measured with {self.metric_name} on {_name(run['eval_data'])}, {samples or 'all'} samples; the "
+                "Evaluate panel's settings changed since: autotune again (Shift+F9).")
 
     def curve_doc(self) -> dict | None:
         """The finished curve as ``autotune --curve-json`` writes it (for the report), None before a run ends."""
@@ -344,4 +370,4 @@ class AutotunePanel(QWidget):
                 f"{fmt_metric(res['metric_before'])}, tuned {fmt_metric(res['metric_after'])} with "
                 f"{count(len(res['promoted']), 'unit')} promoted to {self._promoted_to} ({met}); "
                 f"{count(len(self.points), 'recipe')} tried. Click a point to apply its recipe (Ctrl+Z undoes)."
-                f"{lifted_text}{stale}")
+                f"{lifted_text}{stale}{self._measured_elsewhere()}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 
 from workbench.core.api import fmt_metric
+from workbench.core.errors import WorkbenchError
 from workbench.core.wording import count
 from workbench.qt import docks
 from workbench.qt.commands import push_edit
@@ -111,7 +112,12 @@ class EvaluationController(QObject):
 
     # ------------------------------------------------------------------ job reactions
     def _describe(self) -> None:
-        self.autotune_panel.set_uses(self.evaluate_panel.settings.describe())
+        settings = self.evaluate_panel.settings
+        try:
+            evaluation = settings.evaluation()
+        except WorkbenchError:  # no eval data yet, a missing file: no run to compare with
+            evaluation = None
+        self.autotune_panel.set_uses(settings.describe(), evaluation)
 
     def _on_started(self, _title: str) -> None:
         kind = self.runs.kind
