@@ -3,9 +3,11 @@
 The recipe choice reads its calibration rows several times: the held-out rows (every row up to them),
 its calibration pass, bias correction's float run, the size probe's first sample. A deflated ``.npz``
 is decompressed again on each pass (nudenet_320n's 24 rows, 1.2 MiB each: 67 rows decompressed for
-24), an image folder decoded and resized again. :class:`KeptRows` yields the same arrays as the
+24), an image folder decoded and resized again. :class:`KeptRows` yields the same rows as the
 source, in the same order, and keeps them (read-only) up to :data:`MAX_KEPT_BYTES`; past that it drops
-them and reads the source on every pass, as the source alone would.
+them and reads the source on every pass, as the source alone would. A row that is a view of memory the array
+does not own (a mapped .npy row or stored .npz member, which ``numpy.save`` / ``numpy.savez`` rewrite in place
+when the file is saved again during the job) is kept as a copy, so later passes read the rows the first read.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ EXACT_COUNTS = frozenset({"npz", "npy", "folder", "images", "random"})
 
 
 class KeptRows(WrappedSource):
-    """``source``'s samples (same arrays, same order), each decoded once and kept while the kept rows take at
+    """``source``'s samples (same values, same order), each decoded once and kept while the kept rows take at
     most ``max_bytes`` (past that none is kept). Kept arrays are made read-only: a pass that wrote into a feed would change what the
     next pass reads (raises ValueError instead). What describes the data is the source's
     (:class:`~workbench.core.data.base.WrappedSource`), so a shard process reopens the source itself."""
@@ -55,19 +57,24 @@ class KeptRows(WrappedSource):
                 if i < done:  # kept already (a pass that stopped early); read again to go on from there
                     continue
                 if not self._full:
-                    self._keep(feed)
+                    feed = self._keep(feed)
                 yield dict(feed)
             self._ended = not self._full
         finally:
             rows.close()
 
-    def _keep(self, feed: dict[str, np.ndarray]) -> None:
+    def _keep(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The row kept for ``feed`` (``feed`` itself when it does not fit). An array that is a view of memory it
+        does not own, such as a mapped .npy / .npz row whose file may be saved again in place while kept, is
+        copied."""
         size = sum(np.asarray(a).nbytes for a in feed.values())
         if self._bytes + size > self.max_bytes:
             self._full, self._rows, self._bytes = True, [], 0  # later passes read the source alone
-            return
-        for a in feed.values():
+            return feed
+        row = {k: np.array(a) if isinstance(a, np.ndarray) and not a.flags.owndata else a for k, a in feed.items()}
+        for a in row.values():
             if isinstance(a, np.ndarray):
                 a.flags.writeable = False
-        self._rows.append(dict(feed))
+        self._rows.append(row)
         self._bytes += size
+        return row
