@@ -110,6 +110,7 @@ class RowReader:
                             hint="Ask for fewer samples.")
         start, self.pos = self.pos, self.pos + n
         self._release_before(start - KEEP_ROWS)
+        self._check_mapped(start, start + n)
         if self._array is not None:
             rows = self._array[start:start + n]
             return rows if rows.flags.aligned else np.array(rows)  # a member's data at an odd offset: copied
@@ -143,6 +144,16 @@ class RowReader:
             self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         self._data_start = start
         self._array = np.ndarray(self.shape, self.dtype, buffer=self._map, offset=start)
+
+    def _check_mapped(self, start: int, end: int) -> None:
+        """Refuse rows ``start``..``end - 1`` of a mapped array when its file no longer holds them: a file saved
+        again in place (``numpy.save`` truncates it first) or cut short while read. Reading a mapped page past the
+        file's end kills the process (SIGBUS) instead of raising; rows handed out before are not checked again."""
+        if self._map is None or self._data_start + end * self._row_bytes <= self._map.size():
+            return
+        raise DataError(f"{self.path}: the file changed while it was read: it no longer holds rows {start}..{end - 1} "
+                        f"of '{self.member or self.path.stem}' (saved again or cut short during the job).",
+                        hint="Run the job again once the file is written, or save new data to another file.")
 
     def _release_before(self, row: int) -> None:
         """Give back the pages of rows ``_released``..``row`` (returned by earlier :meth:`take` calls)."""
