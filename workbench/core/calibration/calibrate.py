@@ -34,6 +34,7 @@ import onnx
 import onnxruntime as ort
 
 from workbench.core.calibration.instrument import InstrumentedSession, instrument, main_graph_tensors
+from workbench.core.calibration.kept_outputs import KeptOutputs
 from workbench.core.calibration.observers import MinMaxObserver, Observer, kernels, make_observer
 from workbench.core.calibration.observers.derived import Deriver, find_derivations
 from workbench.core.calibration.observers.merged import apply_merges, find_merges
@@ -133,19 +134,25 @@ class CalibrationResult:
             by_tensor.setdefault(t, []).append((s, c))
         computed = self.computed_nonfinite()
         for t in (t for t in by_tensor if t in computed):
-            out.append(f"{t}: NaN/Inf computed by the model from finite calibration data: {_samples(by_tensor[t])}; "
-                       "left out of the range.")
+            out.append(
+                f"{t}: NaN/Inf computed by the model from finite calibration data: {_samples(by_tensor[t])}; "
+                "left out of the range."
+            )
         by_input: dict[str, list[tuple[int, int]]] = {}
         for t, s, c in self.data_nonfinite:
             by_input.setdefault(t, []).append((s, c))
         for t, rows in by_input.items():
-            out.append(f"input {t!r} of the calibration data holds NaN/Inf: {_samples(rows)}. Check the calibration "
-                       "data.")
+            out.append(
+                f"input {t!r} of the calibration data holds NaN/Inf: {_samples(rows)}. Check the calibration "
+                "data."
+            )
         reached = [t for t in by_tensor if t not in computed]
         if reached:
             shown = ", ".join(reached[:6]) + (f" and {len(reached) - 6} more" if len(reached) > 6 else "")
-            out.append(f"NaN/Inf of the calibration data left out of the ranges of the "
-                       f"{count(len(reached), 'tensor')} they reach: {shown}.")
+            out.append(
+                f"NaN/Inf of the calibration data left out of the ranges of the "
+                f"{count(len(reached), 'tensor')} they reach: {shown}."
+            )
         for t in self.empty:
             out.append(f"{t}: empty in every sample; quantized with scale 1.")
         return out
@@ -163,20 +170,29 @@ class CalibrationResult:
             try:
                 qp = obs.qparams()
             except RecipeError as exc:
-                raise CalibrationError(f"{t}: cannot derive quantization parameters ({exc.message}).",
-                                       hint="Check the calibration data of this tensor; recalibrate.") from None
+                raise CalibrationError(
+                    f"{t}: cannot derive quantization parameters ({exc.message}).",
+                    hint="Check the calibration data of this tensor; recalibrate.",
+                ) from None
             if not (np.all(np.isfinite(qp.scale)) and np.all(qp.scale > 0)):
-                raise CalibrationError(f"{t}: calibration gave a non-finite or zero scale.",
-                                       hint="Check the calibration data of this tensor; recalibrate.")
+                raise CalibrationError(
+                    f"{t}: calibration gave a non-finite or zero scale.",
+                    hint="Check the calibration data of this tensor; recalibrate.",
+                )
             out[t] = qp
         return out
 
     def to_json(self) -> dict:
         """JSON-safe dict (observer states); the project file's calibration cache."""
-        return {"version": RESULT_VERSION, "samples_seen": self.samples_seen, "seconds": self.seconds,
-                "observers": {t: o.state() for t, o in self.observers.items()},
-                "nonfinite": [list(r) for r in self.nonfinite], "empty": list(self.empty),
-                "data_nonfinite": [list(r) for r in self.data_nonfinite]}
+        return {
+            "version": RESULT_VERSION,
+            "samples_seen": self.samples_seen,
+            "seconds": self.seconds,
+            "observers": {t: o.state() for t, o in self.observers.items()},
+            "nonfinite": [list(r) for r in self.nonfinite],
+            "empty": list(self.empty),
+            "data_nonfinite": [list(r) for r in self.data_nonfinite],
+        }
 
     @classmethod
     def from_json(cls, d: dict) -> CalibrationResult:
@@ -188,11 +204,14 @@ class CalibrationResult:
             Malformed or newer-version cache.
         """
         if not isinstance(d, dict) or not isinstance(d.get("observers"), dict):
-            raise CalibrationError("Calibration cache is malformed (no 'observers').",
-                                   hint="Delete the cache (recalibrate).")
+            raise CalibrationError(
+                "Calibration cache is malformed (no 'observers').", hint="Delete the cache (recalibrate)."
+            )
         if int(d.get("version", 0)) > RESULT_VERSION:
-            raise CalibrationError("Calibration cache is from a newer version of the workbench.",
-                                   hint="Recalibrate, or update the workbench.")
+            raise CalibrationError(
+                "Calibration cache is from a newer version of the workbench.",
+                hint="Recalibrate, or update the workbench.",
+            )
         bad = {t: why for t, st in d["observers"].items() if (why := _nonfinite_state(st))}
         obs = {}
         for t, state in d["observers"].items():
@@ -204,12 +223,18 @@ class CalibrationResult:
                 bad[t] = f"malformed state ({exc.message if isinstance(exc, CalibrationError) else exc})"
         try:
             nonfinite = [(str(t), int(s), int(c)) for t, s, c in d.get("nonfinite", [])]
-            result = cls(obs, int(d.get("samples_seen", 0)), float(d.get("seconds", 0.0)), nonfinite,
-                         [str(t) for t in d.get("empty", [])],
-                         data_nonfinite=[(str(t), int(s), int(c)) for t, s, c in d.get("data_nonfinite", [])])
+            result = cls(
+                obs,
+                int(d.get("samples_seen", 0)),
+                float(d.get("seconds", 0.0)),
+                nonfinite,
+                [str(t) for t in d.get("empty", [])],
+                data_nonfinite=[(str(t), int(s), int(c)) for t, s, c in d.get("data_nonfinite", [])],
+            )
         except (TypeError, ValueError, OverflowError) as exc:
-            raise CalibrationError(f"Calibration cache is malformed ({exc}).",
-                                   hint="Delete the cache (recalibrate).") from None
+            raise CalibrationError(
+                f"Calibration cache is malformed ({exc}).", hint="Delete the cache (recalibrate)."
+            ) from None
         result.dropped.extend(bad.items())
         for tensor in list(result.observers):
             why = invalid_range(result.observers[tensor])
@@ -276,9 +301,18 @@ def invalid_range(obs: Observer) -> str | None:
     return None
 
 
-def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int | None = None,
-              progress: ProgressFn | None = None, cancel: CancelToken | None = None,
-              previous: CalibrationResult | None = None, finish: bool = True) -> CalibrationResult:
+def calibrate(
+    model,
+    plan,
+    data,
+    *,
+    samples: int | None = None,
+    batch_size: int | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+    previous: CalibrationResult | None = None,
+    finish: bool = True,
+) -> CalibrationResult:
     """Observe ``plan.activations`` over ``data`` with the float model in onnxruntime.
 
     Parameters
@@ -338,17 +372,35 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
     finally:
         run.close()
     empty = kept_empty + [t for t in missing if observers[t].count == 0 and observers[t].nonfinite == 0]
-    result = CalibrationResult(observers, run.done, time.perf_counter() - start, kept_nonfinite + run.nonfinite,
-                               empty, reused, run.batch_size, data_nonfinite=run.data_nonfinite)
+    result = CalibrationResult(
+        observers,
+        run.done,
+        time.perf_counter() - start,
+        kept_nonfinite + run.nonfinite,
+        empty,
+        reused,
+        run.batch_size,
+        data_nonfinite=run.data_nonfinite,
+    )
     if finish:  # a shard's derived observers are empty until merge_shards builds them
         for w in result.warnings:
             log.warning("Calibration: %s", w)
     return result
 
 
-def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, progress: ProgressFn | None = None,
-                    cancel: CancelToken | None = None, fetched=frozenset(),
-                    finish_first: bool = False) -> tuple[CalibrationResult, CalibrationResult]:
+def calibrate_split(
+    model,
+    plan,
+    data,
+    *,
+    at: int,
+    samples: int | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+    fetched=frozenset(),
+    finish_first: bool = False,
+    kept: KeptOutputs | None = None,
+) -> tuple[CalibrationResult, CalibrationResult]:
     """One pass over ``data`` (as :func:`calibrate`) that also keeps the observers as they stood after
     rows ``0 .. at - 1``: ``(first rows, unfinished as calibrate(..., finish=False) leaves them;
     every row, finished)``. No batch holds samples on both sides of ``at``. Finish the first with
@@ -358,7 +410,9 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
     merged from other observers (finish the first result with ``merge_shards(..., fetched=...)`` too).
     ``finish_first``: the first result comes back finished as ``merge_shards(model, plan, [(0, first)],
     fetched=fetched)`` finishes it, by this pass's own derivations: merge_shards found them in the graph
-    again and built their onnxruntime session again, on the same model bytes.
+    again and built their onnxruntime session again, on the same model bytes. ``kept``: tensors of some rows
+    the pass keeps from its runs (:class:`~workbench.core.calibration.kept_outputs.KeptOutputs`: the recipe
+    choice's float outputs of the rows it holds out, which it ran again in a session of its own).
 
     ``data`` is anything :func:`workbench.core.data.loader.open_data` opens, or one of its
     DataSources (the split groups its samples).
@@ -374,17 +428,28 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
     source = data if isinstance(data, DataSource) else open_data(data, model)
     run = _Run(model, source, observers, cancel, fetched)
     run.split_at = at
+    run.keep(model, kept)
     try:
         run.execute(samples, None, progress)
         run.finish()
     finally:
         run.close()
     if run.snapshot is None:
-        raise CalibrationError(f"{source.describe()}: the calibration data ended after {run.done} rows, "
-                               f"before row {at}.", hint="Give more rows, or fewer held out.")
+        raise CalibrationError(
+            f"{source.describe()}: the calibration data ended after {run.done} rows, before row {at}.",
+            hint="Give more rows, or fewer held out.",
+        )
     empty = _unobserved(observers)
-    full = CalibrationResult(observers, run.done, time.perf_counter() - start, run.nonfinite, empty, [],
-                             run.batch_size, data_nonfinite=run.data_nonfinite)
+    full = CalibrationResult(
+        observers,
+        run.done,
+        time.perf_counter() - start,
+        run.nonfinite,
+        empty,
+        [],
+        run.batch_size,
+        data_nonfinite=run.data_nonfinite,
+    )
     for w in full.warnings:
         log.warning("Calibration: %s", w)
     return (_finished_snapshot(run) if finish_first else run.snapshot), full
@@ -396,8 +461,14 @@ def _finished_snapshot(run: _Run) -> CalibrationResult:
     snap = run.snapshot
     rows = list(snap.nonfinite)
     _finish(run.deriver, run.merges, snap.observers, rows)
-    return CalibrationResult(snap.observers, snap.samples_seen, snap.seconds, rows, _unobserved(snap.observers),
-                             data_nonfinite=list(snap.data_nonfinite))
+    return CalibrationResult(
+        snap.observers,
+        snap.samples_seen,
+        snap.seconds,
+        rows,
+        _unobserved(snap.observers),
+        data_nonfinite=list(snap.data_nonfinite),
+    )
 
 
 def _unobserved(observers: dict[str, Observer]) -> list[str]:
@@ -430,9 +501,11 @@ def respec(plan, previous: CalibrationResult) -> CalibrationResult:
         why = f"{count(len(changed), 'tensor')} whose observer settings changed" if changed else ""
         new = len(missing) - len(changed)
         why += (" and " if why and new else "") + (f"{count(new, 'tensor')} not in it" if new else "")
-        raise CalibrationError(f"The calibration cache has no usable ranges for {why} "
-                               f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}).",
-                               hint="Give calibration data (--data) to calibrate them, or calibrate again.")
+        raise CalibrationError(
+            f"The calibration cache has no usable ranges for {why} "
+            f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}).",
+            hint="Give calibration data (--data) to calibrate them, or calibrate again.",
+        )
     observers, reused = _reuse(specs, previous)
     return _reused_result(observers, reused, previous)
 
@@ -443,14 +516,21 @@ def unserved(plan, previous: CalibrationResult) -> list[str]:
     return [t for t, spec in plan.activations.items() if not _serves(previous.observers.get(t), spec)]
 
 
-def _reused_result(observers: dict, reused: list[str], previous: CalibrationResult | None) -> CalibrationResult:
+def _reused_result(
+    observers: dict, reused: list[str], previous: CalibrationResult | None
+) -> CalibrationResult:
     """A result made of reused observers only (the model was not run)."""
     if previous is None:
         return CalibrationResult(observers, 0, 0.0, [], [], reused)
-    return CalibrationResult(observers, previous.samples_seen, 0.0,
-                             [r for r in previous.nonfinite if r[0] in observers],
-                             [t for t in previous.empty if t in observers], reused,
-                             data_nonfinite=list(previous.data_nonfinite))
+    return CalibrationResult(
+        observers,
+        previous.samples_seen,
+        0.0,
+        [r for r in previous.nonfinite if r[0] in observers],
+        [t for t in previous.empty if t in observers],
+        reused,
+        data_nonfinite=list(previous.data_nonfinite),
+    )
 
 
 def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, Observer], list[str]]:
@@ -493,8 +573,11 @@ def _find_computed(model, specs: dict, inputs, produced, fetched=frozenset()) ->
     direct = {t for t in specs if t in inputs or t in produced}
     derivations = {y: d for y, d in find_derivations(model.proto, specs, direct).items() if y not in fetched}
     roots = {d.source for d in derivations.values()}
-    merges = {y: m for y, m in find_merges(model.proto, specs, direct | set(derivations), roots).items()
-              if y not in fetched}
+    merges = {
+        y: m
+        for y, m in find_merges(model.proto, specs, direct | set(derivations), roots).items()
+        if y not in fetched
+    }
     return derivations, merges
 
 
@@ -506,8 +589,9 @@ def computed_tensors(model, specs: dict) -> set[str]:
     return set(derivations) | set(merges)
 
 
-def _derivations(model, observers: dict[str, Observer], inputs, produced,
-                 fetched=frozenset()) -> tuple[Deriver, dict]:
+def _derivations(
+    model, observers: dict[str, Observer], inputs, produced, fetched=frozenset()
+) -> tuple[Deriver, dict]:
     """The derived observers (element-wise functions of an observed tensor) and merged ones (Concat
     outputs) among ``observers``: they are computed from their sources, not fetched (except those in
     ``fetched``)."""
@@ -516,7 +600,9 @@ def _derivations(model, observers: dict[str, Observer], inputs, produced,
     return Deriver(model.proto, derivations, observers), merges
 
 
-def _finish(deriver: Deriver, merges: dict, observers: dict[str, Observer], rows: list[tuple[str, int, int]]) -> None:
+def _finish(
+    deriver: Deriver, merges: dict, observers: dict[str, Observer], rows: list[tuple[str, int, int]]
+) -> None:
     """Build the derived, then the merged observers; non-finite rows of a source count for both."""
     deriver.apply(observers)
     apply_merges(merges, observers)
@@ -533,8 +619,9 @@ def _finish(deriver: Deriver, merges: dict, observers: dict[str, Observer], rows
         rows += [(m.tensor, s, c) for s, c in per_sample.items()]
 
 
-def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
-                 fetched=frozenset(), warn: bool = True) -> CalibrationResult:
+def merge_shards(
+    model, plan, shards: list[tuple[int, CalibrationResult]], *, fetched=frozenset(), warn: bool = True
+) -> CalibrationResult:
     """One result from the unfinished results of calibration shards (``calibrate(..., finish=False)``
     on consecutive row ranges; ``(first row, result)`` each, in row order).
 
@@ -551,7 +638,9 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
         No shards, or shards calibrated with different specs.
     """
     if not shards:
-        raise CalibrationError("No calibration shards to merge.", hint="Give the sharded calibration some data.")
+        raise CalibrationError(
+            "No calibration shards to merge.", hint="Give the sharded calibration some data."
+        )
     inputs, inits, produced = main_graph_tensors(model.proto)
     first = shards[0][1]
     # copies (a histogram copies its bins directly; the state is the round trip's): the recipe choice's one shard
@@ -563,18 +652,26 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
                 continue
             other = part.observers.get(t)
             if other is None:
-                raise CalibrationError(f"{t}: missing from a calibration shard.", hint="Calibrate every shard "
-                                       "with the same plan.")
+                raise CalibrationError(
+                    f"{t}: missing from a calibration shard.",
+                    hint="Calibrate every shard with the same plan.",
+                )
             obs.merge(other)
     rows = [(t, s + start, c) for start, part in shards for t, s, c in part.nonfinite]
     specs = dict(plan.activations)
-    deriver, merges = _derivations(model, {t: observers[t] for t in specs if t in observers}, inputs, produced,
-                                   fetched)
+    deriver, merges = _derivations(
+        model, {t: observers[t] for t in specs if t in observers}, inputs, produced, fetched
+    )
     _finish(deriver, merges, observers, rows)
     empty = _unobserved(observers)
-    result = CalibrationResult(observers, sum(p.samples_seen for _, p in shards), sum(p.seconds for _, p in shards),
-                               rows, empty, data_nonfinite=[(t, s + start, c) for start, part in shards
-                                                            for t, s, c in part.data_nonfinite])
+    result = CalibrationResult(
+        observers,
+        sum(p.samples_seen for _, p in shards),
+        sum(p.seconds for _, p in shards),
+        rows,
+        empty,
+        data_nonfinite=[(t, s + start, c) for start, part in shards for t, s, c in part.data_nonfinite],
+    )
     for w in result.warnings if warn else ():
         log.warning("Calibration: %s", w)
     return result
@@ -583,8 +680,9 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
 class _Run:
     """One calibration pass over the data for the observers in ``observers``."""
 
-    def __init__(self, model, source, observers: dict[str, Observer], cancel: CancelToken | None,
-                 fetched=frozenset()):
+    def __init__(
+        self, model, source, observers: dict[str, Observer], cancel: CancelToken | None, fetched=frozenset()
+    ):
         self.source = source
         self.observers = observers
         self.cancel = cancel
@@ -595,12 +693,22 @@ class _Run:
         self._seconds = 0.0
         #: :func:`calibrate_split`: the row count after which :attr:`snapshot` copies the observers
         self.split_at: int | None = None
+        #: :func:`calibrate_split`: tensors of some rows kept from the runs (:meth:`keep`)
+        self.kept: KeptOutputs | None = None
         self.snapshot: CalibrationResult | None = None
         inputs, inits, produced = main_graph_tensors(model.proto)
-        floats = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16}
+        floats = {
+            onnx.TensorProto.FLOAT,
+            onnx.TensorProto.FLOAT16,
+            onnx.TensorProto.DOUBLE,
+            onnx.TensorProto.BFLOAT16,
+        }
         #: float model inputs with values but no finite one yet (all-NaN data is an error, not a range)
-        self._all_nonfinite = {vi.name for vi in model.proto.graph.input if vi.name in inputs
-                               and vi.type.tensor_type.elem_type in floats}
+        self._all_nonfinite = {
+            vi.name
+            for vi in model.proto.graph.input
+            if vi.name in inputs and vi.type.tensor_type.elem_type in floats
+        }
         self._float_inputs = sorted(self._all_nonfinite)
         self._nonempty: set[str] = set()
         self.deriver, self.merges = _derivations(model, observers, inputs, produced, fetched)
@@ -610,9 +718,11 @@ class _Run:
         fetch = [t for t in observers if t in produced and t not in self.derived and t not in self.merges]
         lost = [t for t in observers if t not in inputs and t not in inits and t not in produced]
         if lost:
-            raise CalibrationError(f"Tensor {lost[0]!r} (and {len(lost) - 1} more) is not produced in the main graph "
-                                   "of the model, so it cannot be calibrated.",
-                                   hint="Tensors inside If/Loop bodies are not calibrated; leave their nodes in float.")
+            raise CalibrationError(
+                f"Tensor {lost[0]!r} (and {len(lost) - 1} more) is not produced in the main graph "
+                "of the model, so it cannot be calibrated.",
+                hint="Tensors inside If/Loop bodies are not calibrated; leave their nodes in float.",
+            )
         for t in consts:
             observers[t].update(model.initializer(t))
         self.run_options = ort.RunOptions()
@@ -620,6 +730,17 @@ class _Run:
         if cancel is not None:
             opts = self.run_options
             cancel.on_cancel(lambda: setattr(opts, "terminate", True))
+
+    def keep(self, model, kept: KeptOutputs | None) -> None:
+        """Keep ``kept``'s tensors of its rows from the runs, when the session outputs them (else it stays
+        incomplete)."""
+        if kept is None:
+            return
+        if self.session is None:
+            kept.usable = False
+            return
+        kept.check(model.proto, {o.name for o in self.session.session.get_outputs()})
+        self.kept = kept
 
     def finish(self) -> None:
         """Build the derived, then the merged observers; non-finite rows of a source count for both."""
@@ -660,9 +781,11 @@ class _Run:
             raise DataError("The calibration data yielded no samples.", hint="Check the data source.")
         bad = sorted(self._all_nonfinite & self._nonempty)
         if bad:
-            raise DataError(f"The calibration data has no finite value for input {bad[0]!r} in {self.done} "
-                            "samples (all NaN/Inf): no range can be calibrated from it.",
-                            hint="Check how the data file was made (a failed preprocessing step?).")
+            raise DataError(
+                f"The calibration data has no finite value for input {bad[0]!r} in {self.done} "
+                "samples (all NaN/Inf): no range can be calibrated from it.",
+                hint="Check how the data file was made (a failed preprocessing step?).",
+            )
 
     def _compiled_pays(self, idx: list[int], feed: dict, outs: list[np.ndarray], total: int) -> bool:
         """Whether the job bins enough values for the compiled kernels to pay for their loading
@@ -680,8 +803,16 @@ class _Run:
     def _take_snapshot(self) -> None:
         observers = {t: o.copy() for t, o in self.observers.items()}  # as merge_shards copies them
         empty = _unobserved(observers)
-        self.snapshot = CalibrationResult(observers, self.done, 0.0, list(self.nonfinite), empty, [], self.batch_size,
-                                          data_nonfinite=list(self.data_nonfinite))
+        self.snapshot = CalibrationResult(
+            observers,
+            self.done,
+            0.0,
+            list(self.nonfinite),
+            empty,
+            [],
+            self.batch_size,
+            data_nonfinite=list(self.data_nonfinite),
+        )
 
     def _check(self) -> None:
         if self.cancel is not None:
@@ -708,7 +839,7 @@ class _Run:
         self.batch_size = batch_size
         for idx, feed in self._parts(batch_size, samples):
             if skip is not None and idx[0] == 0:
-                idx, feed = idx[1:], {k: v[skip[k]:] for k, v in feed.items()}
+                idx, feed = idx[1:], {k: v[skip[k] :] for k, v in feed.items()}
                 if not idx:
                     continue
             yield idx, feed, None
@@ -765,17 +896,29 @@ class _Run:
 
     def _run(self, feed: dict, idx: list[int]) -> list[np.ndarray]:
         t0 = time.perf_counter()
+        kept = self.kept if self.kept is not None and self.kept.wants(idx) else None
         try:
-            outs = self.session.run(feed, self.run_options)
+            if kept is None:
+                outs = self.session.run(feed, self.run_options)
+            else:  # the same session and graph: its outputs asked for beside the observed ones
+                fetch = self.session.fetch
+                names = fetch + [t for t in dict.fromkeys(kept.names) if t not in fetch]
+                values = dict(
+                    zip(names, self.session.session.run(names, feed, self.run_options), strict=True)
+                )
+                outs = [values[t] for t in fetch]
+                kept.take(idx, feed, [values[t] for t in kept.names])
             self._seconds = time.perf_counter() - t0
             return outs
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
             if self.run_options.terminate or (self.cancel is not None and self.cancel.cancelled):
                 raise Cancelled() from None
             where = f"sample {idx[0]}" if len(idx) == 1 else f"samples {idx[0]}..{idx[-1]}"
-            raise CalibrationError(f"onnxruntime failed on calibration {where}: {runtime_reason(exc)}",
-                                   hint="Check that these samples match the model's inputs (shapes, and values such "
-                                        "as indices in the range the model takes).") from None
+            raise CalibrationError(
+                f"onnxruntime failed on calibration {where}: {runtime_reason(exc)}",
+                hint="Check that these samples match the model's inputs (shapes, and values such "
+                "as indices in the range the model takes).",
+            ) from None
 
     # -- observing -----------------------------------------------------------------------------
     def _observe(self, idx: list[int], feed: dict, outs: list[np.ndarray]) -> None:
@@ -783,8 +926,9 @@ class _Run:
             x = feed.get(t)
             if x is not None and np.size(x) and not np.isfinite(x).all():
                 x = np.asarray(x)
-                self.data_nonfinite.extend((t, s, c) for s, c in
-                                           _per_sample(x, idx, int(np.size(x) - np.isfinite(x).sum())))
+                self.data_nonfinite.extend(
+                    (t, s, c) for s, c in _per_sample(x, idx, int(np.size(x) - np.isfinite(x).sum()))
+                )
         for t in [t for t in self._all_nonfinite if t in feed and np.size(feed[t])]:
             self._nonempty.add(t)
             if np.isfinite(feed[t]).any():

@@ -36,12 +36,27 @@ without choosing again:
    tensor on the other rows: the MSE clip range, and the exact min / max each histogram also tracks
    (what the MinMax observer gives on the same rows). Each variant is written from them without
    calibrating again.
-3. Each variant and the float model run the held-out rows; the score is the mean over the float
+3. Each variant runs the held-out rows; the score is the mean over the float
    outputs of ``10 log10(sum f^2 / sum (f - q)^2)`` over those rows (dB). A model whose outputs are all
    integers (a classifier ending in ArgMax) is scored on the float tensors those outputs are computed
    from instead: the float inputs of the nodes that make them (the ArgMax input), found walking back
    through integer-only nodes (:func:`score_points`), read in the quantized model at the same node's
    input, so after any Q/DQ in front of it. With none of those either, no choice is made.
+   The float model's tensors on the held-out rows are kept from step 2's pass, which runs those rows
+   anyway (:class:`~workbench.core.calibration.kept_outputs.KeptOutputs`); the float model runs them again
+   in a session of its own only when that session does not output them or a batch cannot be cut by row.
+   That run cost 0.13-0.16 s on nudenet_320n (0.15x its pass) and 0.38-0.42 s on ppocrv4_rec (0.17x), 5
+   runs each at load 2-3 on the AMD EPYC (avx2 avx512f avx512_vnni) with 2 cores; the pass took no
+   measurable time more. The kept tensors are the instrumented, batched session's: on ppocrv4_rec and
+   minilm_l6_v2 a few ulps from a plain run of each row alone, which moved the scores by 1e-6 dB
+   (nudenet_320n: the same bits) and wrote the same models.
+   Bias correction's own float run (its Conv input means, :class:`~workbench.core.transforms.
+   bias_correction.InputMeans`) is over the calibrated rows, not the held-out ones, and stays: the grids
+   it rounds on are known only after the pass, so folding it in would keep every Conv input of those
+   rows (nudenet_320n 17.5 MiB a row, 315 MiB; ppocrv4_rec 20.7 MiB a row, 994 MiB) and take the pass's
+   values, which on ppocrv4_rec differ from its own run's in 16 of the 80 arrays of the 10 Conv inputs it
+   fetches on 8 rows (so other means); 35 of nudenet_320n's 58 Conv inputs it does not fetch at all
+   (derived or merged).
 4. Among the variants within :data:`MARGIN_DB` of the best score, the first of :data:`PREFERENCE`
    is chosen: ``preset`` (models where it is as good keep it exactly), then ``compute+mse`` (fewer
    roundings), then ``mse``. Scores within half a dB are not a difference the held-out rows can
@@ -105,6 +120,7 @@ from workbench.core.calibration.calibrate import (
     calibrate_split,
     computed_tensors,
 )
+from workbench.core.calibration.kept_outputs import KeptOutputs
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.finite import WithoutRows, nonfinite_input
 from workbench.core.data.kept import KeptRows
@@ -451,7 +467,6 @@ def _choose(
         return ChoiceReport(recipe, skipped=_why_nothing(recipe, plans["mse"]))
     if "compute+mse" in plans and _same_plan(plans["compute+mse"], plans["mse"]):
         names.remove("mse")  # the same model as compute+mse's, which a tie prefers: scored once
-    reference = _run(model.proto, rows, points)
     union = replace(
         plans["mse"], activations={k: v for p in plans.values() for k, v in p.activations.items()}
     )
@@ -459,6 +474,7 @@ def _choose(
     # every row the quantize would read (a reader may yield more than it announced), held ones last
     # the first rows only (finished by the pass's own derivations) for the variants scored; their warnings are
     # the full pass's, already logged
+    kept = KeptOutputs(_reference_names(model.proto, points), n - held, n)  # step 3's float outputs
     mse, full = calibrate_split(
         model,
         union,
@@ -469,7 +485,9 @@ def _choose(
         cancel=cancel,
         fetched=fetched,
         finish_first=True,
+        kept=kept,
     )
+    reference = kept.in_order() if kept.complete else _run(model.proto, rows, points)
     if bad:  # the pass never saw those rows: their warning as the pass gives it (the CLI's and the report's)
         mse, full = _numbered_as_given(mse, source, bad), _numbered_as_given(full, source, bad)
         for w in CalibrationResult({}, data_nonfinite=full.data_nonfinite).warnings:
@@ -843,6 +861,11 @@ def _point_tensors(proto: onnx.ModelProto, points: list[tuple[str, int, int]]) -
     return out
 
 
+def _reference_names(proto: onnx.ModelProto, points: list[tuple[str, int, int]] | None) -> list[str]:
+    """The tensors :func:`_run` reads of the float model ``proto``: its outputs, or those at ``points``."""
+    return [t for t, _ in _point_tensors(proto, points)] if points else [o.name for o in proto.graph.output]
+
+
 def _run(
     proto,
     rows: list[dict[str, np.ndarray]],
@@ -854,7 +877,8 @@ def _run(
     the tensors at those points. ``in_place``: ``proto`` is a scratch model the points are added to as
     graph outputs (else a copy gets them).
 
-    The rows run one at a time: the held-out rows as one batch gave other bits on minilm_l6_v2 (float and
+    The rows run one at a time (the float model's are kept from the calibration pass where it can: module
+    docstring, step 3): the held-out rows as one batch gave other bits on minilm_l6_v2 (float and
     quantized) and digits_transformer (float), and was not faster overall (6 rows, one loaded run each:
     nudenet_320n quantized 0.072 -> 0.044 s but float 0.22 -> 0.25 s, ppocrv4_rec float 0.36 -> 0.53 s,
     quantized 0.32 -> 0.34 s). The session is onnxruntime's default one: other options
