@@ -1052,9 +1052,11 @@ class MainWindow(QMainWindow):
             results = dict(project.results or {})
             sweep = results.pop("sensitivity", None)
             run = results.pop("autotune", None)
+            evaluated = results.pop("evaluation", None)
             notes = [self._restore_results(results, project.calibration) if results else None,
                      self._restore_sensitivity(sweep) if sweep else None,
-                     self.doc.restore_autotune(run) if run else None]
+                     self.doc.restore_autotune(run) if run else None,
+                     self.doc.restore_evaluated(evaluated) if evaluated else None]
             self.doc.mark_saved()
             if located:  # the project now names the located model: saving it is asked for (title "*", quit prompt)
                 self.doc.note_model_moved()
@@ -1064,8 +1066,9 @@ class MainWindow(QMainWindow):
                                               ("sensitivity sweep", sweep is not None and self.doc.sensitivity
                                                is not None),
                                               ("autotune curve", self.doc.autotune is not None),
+                                              ("evaluation", self.doc.evaluated is not None),
                                               ("calibration cache", project.calibration is not None)) if ok]
-            saved = bool(results) or sweep is not None or run is not None  # unreadable ones are said below
+            saved = bool(results) or any(part is not None for part in (sweep, run, evaluated))  # unreadable: below
             said = f"Project {path.name}: " + (f"{', '.join(restored)} restored." if restored
                                                  else "recipe and data restored." if saved
                                                  else "recipe and data restored (no saved results).")
@@ -1149,6 +1152,8 @@ class MainWindow(QMainWindow):
             results["sensitivity"] = self.doc.sensitivity_json()
         if self.doc.autotune is not None:
             results["autotune"] = self.doc.autotune_json()
+        if self.doc.evaluated is not None:
+            results["evaluation"] = self.doc.evaluated_json()
         project.results = results or None
         data = self.doc.data
         # a Python reader's own tick decides; with other data the opened project's value stays

@@ -116,7 +116,7 @@ class Settings(NamedTuple):
 
 #: the results a project saves, as the unsaved-changes prompt names them: (document field, words)
 RESULT_PARTS = (("calibration", "calibration ranges"), ("errors", "per-unit errors"),
-                ("sensitivity", "sensitivity sweep"), ("autotune", "autotune curve"))
+                ("sensitivity", "sensitivity sweep"), ("autotune", "autotune curve"), ("evaluated", "evaluation"))
 
 #: calibration caches of earlier rows a document keeps for an undo of a data change (each may hold every
 #: activation's statistics: bounded; the saved rows' cache is kept besides, as the saved state)
@@ -127,7 +127,8 @@ KEPT_CACHES = 8
 SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "outputs", "weights", "local",
                "issues",
                "result_issues", "result_recipe", "result_data", "sensitivity", "suggestion", "sensitivity_recipe",
-               "sensitivity_data", "sensitivity_quantized", "autotune", "autotune_data", "latency_opened",
+               "sensitivity_data", "sensitivity_quantized", "autotune", "autotune_data", "evaluated",
+               "evaluated_data", "latency_opened",
                "latency_record")
 
 
@@ -232,6 +233,8 @@ class Document(QObject):
     sensitivityChanged = Signal()
     #: the finished autotune run changed (:attr:`autotune`: a new run, a project opened, a new model)
     autotuneChanged = Signal()
+    #: the Evaluate run shown (:attr:`evaluated`) changed
+    evaluatedChanged = Signal()
     #: emitted when :attr:`modified` may have changed (a recipe edit, undo, a data change, a save)
     modifiedChanged = Signal()
 
@@ -311,6 +314,10 @@ class Document(QObject):
         self.autotune: dict | None = None
         #: (data, samples) the autotune run quantized with (its ranges: its points' metrics depend on them)
         self.autotune_data: tuple = (None, None)
+        #: the last Evaluate run as a project saves it (:meth:`set_evaluated`; None: none) and the calibration
+        #: (data, samples) it quantized with
+        self.evaluated: dict | None = None
+        self.evaluated_data: tuple = (None, None)
         self._op_types: dict[str, str] = {}
         #: how the open model is quantized (None for a float model): banner, dtype colours, kernels
         self.quant_summary: QuantSummary | None = None
@@ -356,6 +363,7 @@ class Document(QObject):
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.sensitivity_quantized = None
         self.autotune, self.autotune_data = None, (None, None)
+        self.evaluated, self.evaluated_data = None, (None, None)
         self.latency_opened, self.latency_record = frozenset(), {}
         self.recipe = recipe if recipe is not None else api.make_recipe("cpu-u8s8")
         self._replan()
@@ -597,6 +605,7 @@ class Document(QObject):
         self.resultsChanged.emit()
         self.sensitivityChanged.emit()
         self.autotuneChanged.emit()
+        self.evaluatedChanged.emit()
 
     def clear_results(self) -> None:
         """Forget the shown per-unit results, sweep and autotune run (the calibration cache stays)."""
@@ -608,9 +617,11 @@ class Document(QObject):
         self.sensitivity_quantized = None
         self.sensitivity_data = (None, None)
         self.autotune, self.autotune_data = None, (None, None)
+        self.evaluated, self.evaluated_data = None, (None, None)
         self.resultsChanged.emit()
         self.sensitivityChanged.emit()
         self.autotuneChanged.emit()
+        self.evaluatedChanged.emit()
 
     def restore_results(self, results: dict | None, calibration: dict | None) -> list[str]:
         """Show a project's ``results`` section (per-unit results and, under ``"sensitivity"``, the sweep)
@@ -621,6 +632,7 @@ class Document(QObject):
         results = dict(results or {})
         sweep = results.pop("sensitivity", None)
         run = results.pop("autotune", None)
+        evaluated = results.pop("evaluation", None)
         notes = []
         if results:
             try:
@@ -640,6 +652,9 @@ class Document(QObject):
                              "again (F7).")
         if run:
             note = self.restore_autotune(run)
+            notes += [note] if note else []
+        if evaluated:
+            note = self.restore_evaluated(evaluated)
             notes += [note] if note else []
         return notes
 
@@ -675,6 +690,34 @@ class Document(QObject):
         except ValueError as exc:
             log.warning("Saved autotune curve not restored: %s", exc)
             return "The saved autotune curve is unreadable; run Autotune again (Shift+F9)."
+        return None
+
+    def set_evaluated(self, result: dict | None, *, data: tuple | None = None) -> None:
+        """Adopt an Evaluate run (None: none): the job's result with its report as JSON (``report``, ``metric``,
+        ``eval_data``, ``recipe``), measured with the calibration rows ``data`` (default: the current ones).
+        Raises KeyError, TypeError or ValueError (nothing changed) when it is malformed."""
+        if result is not None:
+            api.EvalReport.from_json(result["report"])
+            if not isinstance(result["eval_data"], str):
+                raise TypeError("eval_data is not a path")
+        self.evaluated = copy.deepcopy(result)
+        self.evaluated_data = data if data is not None else self.rows
+        self.evaluatedChanged.emit()
+
+    def evaluated_json(self) -> dict | None:
+        """The Evaluate run as a project saves it: marked ``on_current_data: false`` when measured on other rows."""
+        if self.evaluated is None or self.evaluated_data == self.rows:
+            return self.evaluated
+        return {**self.evaluated, "on_current_data": False}
+
+    def restore_evaluated(self, section) -> str | None:
+        """Show an Evaluate run read from a project; a damaged one is skipped: returns the note saying so."""
+        try:
+            data = self.saved_rows(section)
+            self.set_evaluated({k: v for k, v in section.items() if k != "on_current_data"}, data=data)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            log.warning("Saved evaluation not restored: %s", exc)
+            return "The saved evaluation is unreadable; evaluate again (F9)."
         return None
 
     def set_sensitivity(self, result: dict, *, data: tuple | None = None) -> None:

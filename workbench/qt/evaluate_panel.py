@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core import api
 from workbench.core.api import fmt_metric
 from workbench.qt.elide import distinct_elide, distinct_starts
 from workbench.qt.eval_settings import EvalSettings
@@ -49,6 +50,12 @@ def _num(value: float | None, text: str | None = None) -> QTableWidgetItem:
     item = QTableWidgetItem(text)
     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     return item
+
+
+def saved_form(result: dict) -> dict:
+    """An Evaluate job's result as the document keeps it and a project saves it (its report as JSON)."""
+    return {"report": result["report"].to_json(), "metric": result.get("metric"), "eval_data": result["eval_data"],
+            "recipe": result.get("recipe")}
 
 
 #: item data role of an output name's :func:`distinct_starts` value
@@ -130,6 +137,7 @@ class EvaluatePanel(QWidget):
         document.modelChanged.connect(self._on_model)
         document.recipeChanged.connect(self._update_summary)
         document.dataChanged.connect(self._update_summary)
+        document.evaluatedChanged.connect(self._on_evaluated)
         self.clear()
 
     # ------------------------------------------------------------------ state
@@ -147,6 +155,18 @@ class EvaluatePanel(QWidget):
     def _on_model(self) -> None:
         self.settings.reset(self.doc.model_path)
         self.clear()
+
+    def _on_evaluated(self) -> None:
+        """Show the document's Evaluate run (a project's, an autosave's) unless it is the one shown."""
+        saved = self.doc.evaluated
+        if saved is None:
+            if self.result is not None:
+                self.clear()
+            return
+        if self.result is None or saved_form(self.result) != saved:
+            self.set_result({**saved, "report": api.EvalReport.from_json(saved["report"])})
+        self.result["rows"] = self.doc.evaluated_data
+        self._update_summary()
 
     def set_running(self, running: bool, message: str = "") -> None:
         """Cancel enabled while this panel's job runs (the window enables the run button)."""

@@ -17,6 +17,7 @@ from workbench.core.wording import count
 from workbench.qt import docks
 from workbench.qt.commands import push_edit
 from workbench.qt.dialogs import guarded
+from workbench.qt.evaluate_panel import saved_form
 
 KINDS = ("evaluate", "autotune")
 
@@ -142,6 +143,8 @@ class EvaluationController(QObject):
         self._succeeded = True
         if kind == "evaluate":
             self.evaluate_panel.set_result(result, rows=self._rows)
+            self.doc.set_evaluated(saved_form(result), data=self._rows)  # saved in the project ...
+            self.doc.note_new_results()  # ... so unsaved work until then (not an undoable edit)
             self.show_evaluate()
         elif kind == "autotune":
             self.autotune_panel.set_result(result)

@@ -162,6 +162,19 @@ class EvalReport:
                 "metric_output": self.metric_output,
                 "outputs": [{k: clean(v) for k, v in asdict(o).items()} for o in self.outputs]}
 
+    @classmethod
+    def from_json(cls, data: dict) -> EvalReport:
+        """The report :meth:`to_json` wrote (its "inf" / "nan" strings as floats again); KeyError, TypeError or
+        ValueError when ``data`` is not one."""
+        def number(v):
+            return float(v) if isinstance(v, str) else v
+        fields = {k: data[k] for k in ("samples", "metric", "seconds", "notes", "runtime", "optimization_level",
+                                       "left_out", "metric_output") if k in data}
+        outputs = [OutputError(**{k: number(v) if k not in ("name", "shape") else v for k, v in o.items()})
+                   for o in data["outputs"]]
+        return cls(outputs=outputs, float_metric=number(data.get("float_metric")),
+                   quant_metric=number(data.get("quant_metric")), **fields)
+
 
 def fmt_metric(v: float) -> str:
     """A metric with 4 decimals; a value that rounds to zero prints as 0.0000, never -0.0000."""

@@ -15,8 +15,9 @@ Schema (``schema_version`` 1)::
 
 ``results`` is what the app last showed: per-unit errors, qparams, issues and the recipe they were
 computed with, under ``"sensitivity"`` the last sweep (``SweepResult.to_json()``, suggestion,
-recipe) and under ``"autotune"`` the last finished autotune run (the job's result with its curve, the
-metric, target and eval settings). Headless replays ignore it, ``analysis_samples`` (the app's per-unit analysis sample
+recipe), under ``"autotune"`` the last finished autotune run (the job's result with its curve, the
+metric, target and eval settings) and under ``"evaluation"`` the last Evaluate run (``EvalReport.to_json()``,
+metric, eval data, recipe). Headless replays ignore it, ``analysis_samples`` (the app's per-unit analysis sample
 count; null: the app's default), ``choose_recipe`` (the app's "Choose the recipe first": its calibration of a
 bare preset runs the recipe choice first, as ``quantize`` does by default; the replay uses the recipe as
 written) and ``evaluation`` (the app's Evaluate settings, its files relative to
