@@ -777,7 +777,9 @@ def _first_read(source, n: int) -> tuple[int, list[tuple[str, int, int]], list[d
     """One read of the first ``n`` rows of ``source``: ``(rows read, [(input, sample index, NaN / Inf count)],
     feeds)``. The list names the float inputs holding NaN or +-Inf (``CalibrationResult.data_nonfinite``'s form);
     ``feeds`` are the last :data:`MAX_HELD_OUT` rows whose float inputs are all finite, the rows held out come
-    from them (rows past ``KeptRows``' limit are decoded again on every read)."""
+    from them (rows past ``KeptRows``' limit are decoded again on every read). They are copies where the source
+    gave views (mapped .npy / .npz rows): the choice reads them until it ends, and a data file saved again in
+    place meanwhile would change them, or end the process (SIGBUS) when saved shorter."""
     read, bad, finite = 0, [], deque(maxlen=MAX_HELD_OUT)
     for i, feed in source.numbered_samples(n):
         read += 1
@@ -785,7 +787,12 @@ def _first_read(source, n: int) -> tuple[int, list[tuple[str, int, int]], list[d
         bad.extend((name, i, c) for name, c in found)
         if not found:
             finite.append(feed)
-    return read, bad, list(finite)
+    return read, bad, [{k: _owned(v) for k, v in feed.items()} for feed in finite]
+
+
+def _owned(a):
+    """``a``, or a copy of it when it is a view of memory it does not own."""
+    return np.array(a) if isinstance(a, np.ndarray) and not a.flags.owndata else a
 
 
 def _nonfinite_counts(feed: dict[str, np.ndarray]) -> list[tuple[str, int]]:
