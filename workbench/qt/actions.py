@@ -35,8 +35,10 @@ ENABLED_WHEN: dict[str, Callable[[dict[str, bool]], bool]] = {
     "busy": lambda s: s["busy"],  # a job runs (Cancel)
     "suggestion": lambda s: s["suggestion"],  # a sweep suggestion not yet applied
     "undo": lambda s: True,  # undo / redo: the undo stack enables them itself
-    # the shown tab has a graph the View / Edit actions act on (not a diff tab, not Netron)
-    "graph": lambda s: s.get("graph", True),
+    # a model is open (the welcome page has no graph, legend or model to show in Netron)
+    "open_model": lambda s: s["has_model"],
+    # a model is open and the shown tab has a graph the View / Edit actions act on (not a diff tab, not Netron)
+    "graph": lambda s: s["has_model"] and s.get("graph", True),
     "model_graph": lambda s: s["has_model"] and not s["busy"] and s.get("graph", True),
     # the shown tab is the open model's graph (its SQNR and sensitivity colours)
     "main_graph": lambda s: s.get("main_graph", True),
@@ -157,14 +159,15 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("show_qdq", "Show Q/&DQ as Nodes", "toggle_qdq_nodes", ("Ctrl+Shift+Q",),
                "Draw QuantizeLinear / DequantizeLinear of the shown graph as nodes instead of badges on the edges",
                group="qdq_graph"),
-    ActionSpec("legend", "&Legend", "toggle_legend", ("Ctrl+L",), "Show or hide the colour legend on the graph"),
+    ActionSpec("legend", "&Legend", "toggle_legend", ("Ctrl+L",), "Show or hide the colour legend on the graph",
+               group="open_model"),
     ActionSpec("open_export", "Open Exported &Model", "open_exported", ("Ctrl+Shift+X",),
                "Show the last exported model as it is (dtypes, Q/DQ badges, scales) in a tab", group="exported"),
     ActionSpec("diff", "Compare Float vs &Quantized...", "diff_dialog", ("Ctrl+Shift+D",),
                "Match a quantized file to the open float model; per-edge SQNR on the calibration data",
                group="model"),
     ActionSpec("netron", "Open in &Netron", "open_in_netron", ("Ctrl+Shift+N",),
-               "Show the exported model (or the open one) in Netron, served on 127.0.0.1"),
+               "Show the exported model (or the open one) in Netron, served on 127.0.0.1", group="open_model"),
     # Run
     ActionSpec("calibrate", "&Calibrate", "start_calibration", ("F5",),
                "Calibrate all tensors, quantize and measure per-node error", group="float_model"),
