@@ -59,12 +59,20 @@ def worst_text(value: float) -> str:
 
 def short_dtypes(dtypes: str) -> str:
     """``"uint8/int8"`` -> ``"u8/i8"`` (``"float/uint4"`` -> ``"float/u4"``)."""
-    return "/".join("u" + d[4:] if d.startswith("uint") else "i" + d[3:] if d.startswith("int") else d
-                    for d in dtypes.split("/"))
+    return "/".join(
+        "u" + d[4:] if d.startswith("uint") else "i" + d[3:] if d.startswith("int") else d
+        for d in dtypes.split("/")
+    )
 
 
-def _dtype_figures(h: Hierarchy, groups: list[int], keys: list, ops: list[str] | None, compute: dict[int, str],
-                   kernels: dict[int, str]) -> tuple[dict[int, QColor], dict[int, str]]:
+def _dtype_figures(
+    h: Hierarchy,
+    groups: list[int],
+    keys: list,
+    ops: list[str] | None,
+    compute: dict[int, str],
+    kernels: dict[int, str],
+) -> tuple[dict[int, QColor], dict[int, str]]:
     """:func:`group_figures` of the ``"dtype"`` mode."""
     fills: dict[int, QColor] = {}
     texts: dict[int, str] = {}
@@ -77,8 +85,11 @@ def _dtype_figures(h: Hierarchy, groups: list[int], keys: list, ops: list[str] |
         members = h.members(g).tolist()
         acts = None
         if ops is not None and compute:  # a model quantized elsewhere (the Exported tab keeps the fraction)
-            acts = Counter(held_dtype(compute[i], kernels.get(i)) if i in compute else keys[i] for i in members
-                           if i in compute or (i in kernels and keys[i] is not None))
+            acts = Counter(
+                held_dtype(compute[i], kernels.get(i)) if i in compute else keys[i]
+                for i in members
+                if i in compute or (i in kernels and keys[i] is not None)
+            )
         if acts:  # a model quantized elsewhere: the kernels inside, coloured by the dtype they compute on
             texts[g] = kernel_text(members, ops, compute, kernels, keys)
             fills[g] = colors.dtype_color(acts.most_common(1)[0][0])
@@ -89,15 +100,28 @@ def _dtype_figures(h: Hierarchy, groups: list[int], keys: list, ops: list[str] |
             texts[g] = "float"
         else:
             texts[g] = f"{f:.0%} quantized"
-        quant = Counter(keys[i] for i in members if is_quantized_dtype(keys[i]))
-        fills[g] = colors.dtype_color(quant.most_common(1)[0][0] if f >= 0.5 and quant else "float")
+        fills[g] = colors.dtype_color(_fraction_fill(members, keys, kernels, f))
     return fills, texts
+
+
+def _fraction_fill(members: list[int], keys: list, kernels: dict[int, str], share: float) -> str:
+    """The dtype a group counted by its share of quantized nodes (``share``) is filled with: the most common
+    quantized dtype when at least half its nodes have one; else that of the integer kernels inside (``kernels``,
+    known for a file: the Exported tab), so a block running its Conv as a QLinearConv beside six float nodes is not
+    drawn float (ppocrv4_rec's "7 nodes · 14% quantized" blocks were white); else float."""
+    quant = Counter(keys[i] for i in members if is_quantized_dtype(keys[i]))
+    if share >= 0.5 and quant:
+        return quant.most_common(1)[0][0]
+    ran = Counter(keys[i] for i in members if i in kernels and is_quantized_dtype(keys[i]))
+    return ran.most_common(1)[0][0] if ran else "float"
 
 
 def _run(dtypes: str, kernel: str | None) -> str:
     """``"activation/weight"`` dtypes as onnxruntime runs the node (``api.run_dtypes``: a MatMulNBits kernel,
     in the file or fused from a QDQ MatMul, quantizes its float activation to int8: ``"int8/int4"``)."""
-    return api.run_dtypes(dtypes, kernel)  # loads the summary's module at the first call (a file quantized elsewhere)
+    return api.run_dtypes(
+        dtypes, kernel
+    )  # loads the summary's module at the first call (a file quantized elsewhere)
 
 
 def held_dtype(dtypes: str, kernel: str | None) -> str:
@@ -112,8 +136,13 @@ def _kernel_name(kernel: str) -> str:
     return kernel.removeprefix("QDQ -> ").removeprefix("DynamicQuantize")
 
 
-def kernel_text(members: list[int], ops: list[str], compute: dict[int, str], kernels: dict[int, str],
-                dtypes: list | None = None) -> str:
+def kernel_text(
+    members: list[int],
+    ops: list[str],
+    compute: dict[int, str],
+    kernels: dict[int, str],
+    dtypes: list | None = None,
+) -> str:
     """What a group of a model quantized elsewhere holds: its quantized compute nodes by the kernel
     they run as (``kernels``: ``"ConvInteger"``, ``"QDQ -> QLinearConv"`` -> ``"QLinearConv"``; else the
     op type, ``"DynamicQuantizeLSTM"`` -> ``"LSTM"``, as the box has room for ~20 characters) and their
@@ -123,10 +152,16 @@ def kernel_text(members: list[int], ops: list[str], compute: dict[int, str], ker
     without a compute dtype: QLinearSigmoid, QLinearAdd ...) as a count, ``", 4 element-wise"``, or, in a
     group without compute kernels, the two most common of them with their dtype (``dtypes``: one per
     node): ``"2 QLinearMul u8, 1 QLinearAdd u8"``; ``"float"`` when it holds none."""
-    found = Counter(f"{_kernel_name(kernels.get(i, ops[i]))} {short_dtypes(_run(compute[i], kernels.get(i)))}"
-                    for i in members if i in compute)
-    others = Counter(f"{_kernel_name(kernels[i])} {short_dtypes(str(dtypes[i]) if dtypes else '')}".rstrip()
-                     for i in members if i in kernels and i not in compute)
+    found = Counter(
+        f"{_kernel_name(kernels.get(i, ops[i]))} {short_dtypes(_run(compute[i], kernels.get(i)))}"
+        for i in members
+        if i in compute
+    )
+    others = Counter(
+        f"{_kernel_name(kernels[i])} {short_dtypes(str(dtypes[i]) if dtypes else '')}".rstrip()
+        for i in members
+        if i in kernels and i not in compute
+    )
     if not found and not others:
         return "float"
     top = (found or others).most_common(2)
@@ -136,11 +171,18 @@ def kernel_text(members: list[int], ops: list[str], compute: dict[int, str], ker
     return text
 
 
-def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
-                  figures: list | None = None, ops: list[str] | None = None, *,
-                  compute: dict[int, str] | None = None,
-                  kernels: dict[int, str] | None = None,
-                  floats: set[int] | None = None) -> tuple[dict[int, QColor], dict[int, str]]:
+def group_figures(
+    h: Hierarchy,
+    groups: list[int],
+    mode: str,
+    keys: list,
+    figures: list | None = None,
+    ops: list[str] | None = None,
+    *,
+    compute: dict[int, str] | None = None,
+    kernels: dict[int, str] | None = None,
+    floats: set[int] | None = None,
+) -> tuple[dict[int, QColor], dict[int, str]]:
     """Fill and text of each group in ``groups`` for colour ``mode`` (``"op"``, ``"dtype"``, ``"error"``).
 
     ``keys`` has one entry per node (None: no value). ``"error"``: the worst (lowest) value inside,
@@ -152,7 +194,8 @@ def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
     fraction of the members with a quantized dtype, of all members but Q/DQ nodes (``ops``: one op
     type per node; a member without a dtype, which the recipe does not quantize, counts as float:
     the Graph tab's recipe and the Exported tab's file count the same nodes), coloured by the most
-    common quantized dtype when it is at least half, else as float; with ``compute`` (a model quantized
+    common quantized dtype when it is at least half, else by that of the integer kernels inside (``kernels``), else
+    as float; with ``compute`` (a model quantized
     elsewhere: quantized compute node -> ``"uint8/int8"``, see :func:`kernel_text`; ``kernels``: node ->
     integer kernel) the text names the quantized kernels inside instead (one kernel in a block of 13
     nodes is not "8% quantized"), and a group holding any is coloured by their most common activation

@@ -56,8 +56,11 @@ def _tags_note(tags) -> str:
     """The note on the node tag pills ("in:u8 w:i8 b:i32"): the kinds present, e.g. "node tag:
     folded Q/DQ of its graph input (in:), weight (w:), bias (b:)"."""
     kinds = {t.split(":")[0] for text in tags for t in text.split()}
-    parts = [f"{what} ({kind}:)" for kind, what in (("in", "graph input"), ("w", "weight"), ("b", "bias"),
-                                                    ("out", "graph output")) if kind in kinds]
+    parts = [
+        f"{what} ({kind}:)"
+        for kind, what in (("in", "graph input"), ("w", "weight"), ("b", "bias"), ("out", "graph output"))
+        if kind in kinds
+    ]
     return "node tag: folded Q/DQ of its " + ", ".join(parts)
 
 
@@ -93,8 +96,11 @@ def _scaled_rows(scale: tuple[float, float, bool]) -> list[tuple[str, QColor]]:
 def _scaled_note(scale: tuple[float, float, bool]) -> str:
     """What the colours of a figure on its own scale mean (the legend's note when none is given)."""
     lo, hi, higher_is_worse = scale
-    red, green = (f"{hi:g} dB or more", f"{lo:g} dB or less") if higher_is_worse else \
-        (f"{lo:g} dB or less", f"{hi:g} dB or more")
+    red, green = (
+        (f"{hi:g} dB or more", f"{lo:g} dB or less")
+        if higher_is_worse
+        else (f"{lo:g} dB or less", f"{hi:g} dB or more")
+    )
     return f"coloured by the value: {red} red, {green} green, linear between"
 
 
@@ -154,12 +160,16 @@ def marks_key(canvas) -> tuple:
     each time a group opens or closes) and whether the scale draws marks. The canvas refreshes its legend when this
     changes (a zoom past the marks' readable size, a group opened)."""
     state = canvas._state
-    return (id(state), marks_drawn(canvas) if state is not None else False,
-            pills_drawn(canvas) if state is not None else False)
+    return (
+        id(state),
+        marks_drawn(canvas) if state is not None else False,
+        pills_drawn(canvas) if state is not None else False,
+    )
 
 
-def legend_entries(canvas, all_ops: bool = False, picture: bool = False,
-                   limit: int = MAX_OPS) -> tuple[str, list[tuple[str, QColor]], list[str]]:
+def legend_entries(
+    canvas, all_ops: bool = False, picture: bool = False, limit: int = MAX_OPS
+) -> tuple[str, list[tuple[str, QColor]], list[str]]:
     """(title, [(label, colour)], notes) for ``canvas``'s current colour mode. Op types: the first
     ``limit`` (:data:`MAX_OPS`; the rest: :func:`more_op_types`), or every one with ``all_ops``. With ``picture`` (a
     picture of the view as it is) the notes on edge badges, node tags and INT marks are left out where the
@@ -171,18 +181,25 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False,
     the colour stops."""
     mode = canvas.color_mode()
     state = canvas._state
-    if mode == "error" and picture and not _values_drawn(canvas):  # all grey: the stops explain no colour drawn
+    if (
+        mode == "error" and picture and not _values_drawn(canvas)
+    ):  # all grey: the stops explain no colour drawn
         return canvas.error_label(), [("no value", colors.NO_VALUE)], list(canvas.error_notes or [])
     if mode == "error":
         stops = colors.ERROR_STOPS
         if canvas.error_scale is not None:
-            return canvas.error_label(), _scaled_rows(canvas.error_scale), list(canvas.error_notes or [
-                _scaled_note(canvas.error_scale)])
+            return (
+                canvas.error_label(),
+                _scaled_rows(canvas.error_scale),
+                list(canvas.error_notes or [_scaled_note(canvas.error_scale)]),
+            )
         rows = [(f"<= {stops[0][0]:g} dB", stops[0][1])]
         rows += [(f"{db:g} dB", c) for db, c in stops[1:-1]]
         rows += [(f">= {stops[-1][0]:g} dB", stops[-1][1]), ("no value", colors.NO_VALUE)]
-        notes = list(canvas.error_notes or [
-            "linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red)"])
+        notes = list(
+            canvas.error_notes
+            or ["linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red)"]
+        )
         if canvas._error_edges is not None:
             notes.append("edges: SQNR of the tensor they carry; nodes: of their output")
         return canvas.error_label(), rows, notes
@@ -192,7 +209,9 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False,
         index = [label for label, _ in rows if label in colors.INDEX_DTYPES and label != "int32"]
         if index:
             notes.append(f"{' / '.join(index)}: shapes, indices, masks (greys; not quantized)")
-        if any(label == "int32" for label, _ in rows):  # a quantized file's biases and integer accumulators too
+        if any(
+            label == "int32" for label, _ in rows
+        ):  # a quantized file's biases and integer accumulators too
             notes.append("int32: quantized biases and integer accumulators, or indices (grey)")
         edges = canvas.edge_colour_keys()
         if edges:
@@ -206,13 +225,22 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False,
             notes.append(INT_NOTE)
         elif kernels:
             notes.append(KERNEL_BAND_NOTE)
-        if state is not None and any(i not in state.kernels and d.startswith("float/") for i, d in state.compute.items()):
+        if state is not None and any(
+            i not in state.kernels and d.startswith("float/") for i, d in state.compute.items()
+        ):
             notes.append(WEIGHT_ONLY_NOTE)
         if state is not None and state.compute and state.data.plan is not None:
-            note = group_kernels_note(canvas) if picture else GROUP_KERNELS_NOTE if _groups_with_figures(canvas) \
+            note = (
+                group_kernels_note(canvas)
+                if picture
+                else GROUP_KERNELS_NOTE
+                if _groups_with_figures(canvas)
                 else None
+            )
             if note:
                 notes.append(note)
+        elif state is not None and state.kernels and _fraction_boxes_shown(canvas):
+            notes.append(FRACTION_BOX_NOTE)
         in_file = state is not None and bool(state.kernels or state.compute)  # a model quantized elsewhere
         title = "dtype in the file" if canvas.edge_colour_keys() or in_file else "dtype (recipe)"
         return title, rows, notes
@@ -225,17 +253,30 @@ INT_NOTE = "INT: integer kernel (or a QDQ unit fused into one)"
 KERNEL_BAND_NOTE = "dark green bar under the op type: integer kernel (INT when zoomed in)"
 #: the dtype legend's note on a weight-only node of a file (a MatMulNBits below accuracy_level 4, a DequantizeLinear
 #: weight on a float MatMul): float math on an integer weight, so its fill is its weight's dtype and it has no INT mark
-WEIGHT_ONLY_NOTE = "weight-only node (no INT): float math on an integer weight, filled with the weight's dtype"
+WEIGHT_ONLY_NOTE = (
+    "weight-only node (no INT): float math on an integer weight, filled with the weight's dtype"
+)
 
 #: the dtype legend's note on what a group (block) says of a file quantized elsewhere: "box" alone read as the
 #: node boxes, which show no kernels
-GROUP_KERNELS_NOTE = ("group title: the quantized kernels inside (dtypes activation/weight); a collapsed group's box "
-                      "is coloured by their activation dtype as run (a weight-only kernel's: its weight dtype)")
+GROUP_KERNELS_NOTE = (
+    "group title: the quantized kernels inside (dtypes activation/weight); a collapsed group's box "
+    "is coloured by their activation dtype as run (a weight-only kernel's: its weight dtype)"
+)
 #: its first half alone (a picture that draws the kernels in a group's title but shows no collapsed box)
 GROUP_TITLE_NOTE = "group title: the quantized kernels inside (dtypes activation/weight)"
 #: its second half alone (a picture whose collapsed boxes are too small to draw their kernels)
-GROUP_BOX_NOTE = ("a collapsed group's box is coloured by the activation dtype of the quantized kernels inside as run "
-                  "(a weight-only kernel's: its weight dtype)")
+GROUP_BOX_NOTE = (
+    "a collapsed group's box is coloured by the activation dtype of the quantized kernels inside as run "
+    "(a weight-only kernel's: its weight dtype)"
+)
+
+#: the dtype legend's note on the collapsed boxes of a file the app exported (its integer kernels known, no compute
+#: dtypes): what the fill and the "N% quantized" of :func:`group_figures` mean
+FRACTION_BOX_NOTE = (
+    "a collapsed group's box: filled with the dtype of its integer kernels (else of most of its "
+    'nodes); "N% quantized": the share of its nodes'
+)
 
 
 def _groups_with_figures(canvas) -> bool:
@@ -245,6 +286,13 @@ def _groups_with_figures(canvas) -> bool:
     state = canvas._state
     ids = set(state.data.group_ids) if state is not None else set()
     return bool(ids & (set(state.group_texts) | set(state.group_fills))) if ids else False
+
+
+def _fraction_boxes_shown(canvas) -> bool:
+    """Whether a collapsed box filled by :func:`~workbench.qt.canvas.group_figures.group_figures`'s share rule is
+    shown (the Exported tab: the file's kernels known, not its compute dtypes)."""
+    item = getattr(canvas, "_groups_item", None)
+    return item is not None and item.kernel_boxes_shown()
 
 
 def group_kernels_note(canvas) -> str | None:
@@ -276,8 +324,11 @@ def float_notes(canvas) -> list[str]:
 
 def _more_text(hidden: int, shown: bool) -> str:
     """The clickable line under the op types: what a click does."""
-    return f"\u25be hide the {hidden} less frequent op types" if shown else \
-        f"\u25b8 {hidden} more op types (click to list)"
+    return (
+        f"\u25be hide the {hidden} less frequent op types"
+        if shown
+        else f"\u25b8 {hidden} more op types (click to list)"
+    )
 
 
 class _Title(QLabel):
@@ -325,7 +376,9 @@ class LegendOverlay(QFrame):
         self._notes: list[str] = []
         self._columns = False  # rows past COLUMN_ROWS in two columns (op types, dtypes; not a picture)
         self._cuttable = False  # op types past MIN_OPS may go into the "more" line for room
-        self._op_rows: list[tuple[str, QColor]] = []  # every op type of the op colour mode, most frequent first
+        self._op_rows: list[
+            tuple[str, QColor]
+        ] = []  # every op type of the op colour mode, most frequent first
         #: how many op types the rows show (the rest: the "N more op types" line); with every op type listed
         #: (all_ops), how many a click on "hide the N less frequent op types" leaves
         self.op_limit = MAX_OPS
@@ -357,9 +410,11 @@ class LegendOverlay(QFrame):
 
     def _restyle(self) -> None:
         r, g, b, a = self.colors.background
-        self.setStyleSheet(f"QFrame#canvasLegend {{ background: rgba({r},{g},{b},{a}); border: 1px solid "
-                           f"{self.colors.border}; border-radius: 4px; }} QFrame#canvasLegend QLabel "
-                           f"{{ color: {self.colors.text}; }}")
+        self.setStyleSheet(
+            f"QFrame#canvasLegend {{ background: rgba({r},{g},{b},{a}); border: 1px solid "
+            f"{self.colors.border}; border-radius: 4px; }} QFrame#canvasLegend QLabel "
+            f"{{ color: {self.colors.text}; }}"
+        )
 
     def set_dark(self, dark: bool) -> None:
         """Draw in the dark theme's overlay colours (``True``: dark frame, light text, lighter swatch outlines) or
@@ -412,7 +467,9 @@ class LegendOverlay(QFrame):
             self.label.setText(html.escape(hint))
             self.label.show()
         else:
-            title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture, picture=self.picture)
+            title, rows, notes = legend_entries(
+                self.canvas, all_ops=self.all_ops or self.picture, picture=self.picture
+            )
             self._set_title(title)
             self.title.show()
             mode = self.canvas.color_mode()
@@ -448,9 +505,12 @@ class LegendOverlay(QFrame):
             return "<br>".join(rows + noted)
         half = (len(rows) + 1) // 2
         cells = [(rows[k], rows[k + half] if k + half < len(rows) else "") for k in range(half)]
-        table = "".join(f'<tr><td style="white-space:nowrap">{a}</td><td width="{COLUMN_GAP}"></td>'
-                        f'<td style="white-space:nowrap">{b}</td></tr>' for a, b in cells)
-        tail = f'<div>{"<br>".join(noted)}</div>' if noted else ""
+        table = "".join(
+            f'<tr><td style="white-space:nowrap">{a}</td><td width="{COLUMN_GAP}"></td>'
+            f'<td style="white-space:nowrap">{b}</td></tr>'
+            for a, b in cells
+        )
+        tail = f"<div>{'<br>'.join(noted)}</div>" if noted else ""
         return f'<table cellspacing="0" cellpadding="0">{table}</table>{tail}'
 
     def _too_big(self) -> bool:
@@ -458,8 +518,10 @@ class LegendOverlay(QFrame):
         than :data:`MAX_SHARE` of its area."""
         self.fit_size()
         viewport = self.canvas.viewport()
-        return self.height() > viewport.height() - 2 * MARGIN or \
-            self.width() * self.height() > MAX_SHARE * viewport.width() * viewport.height()
+        return (
+            self.height() > viewport.height() - 2 * MARGIN
+            or self.width() * self.height() > MAX_SHARE * viewport.width() * viewport.height()
+        )
 
     def _fill(self) -> None:
         """The rows and notes in the label, kept compact while live (a picture is drawn whole): when the whole
@@ -471,13 +533,17 @@ class LegendOverlay(QFrame):
         "hide the N less frequent op types" line names the N a click hides (it counted those past :data:`MAX_OPS`:
         "hide the 6" on a legend that then showed 8 of 20)."""
         if self._cuttable and self.all_ops:
-            compact = [swatch_html(c, label, self.colors.swatch_outline) for label, c in self._op_rows[:MAX_OPS]]
+            compact = [
+                swatch_html(c, label, self.colors.swatch_outline) for label, c in self._op_rows[:MAX_OPS]
+            ]
             self.all_ops = False  # the legend as a click on the line leaves it, with its "N more" line
             try:
                 limit = self._shrink(compact, cut=True)
             finally:
                 self.all_ops = True
-            self.op_limit = limit  # the "hide the N" line sized with the rows, its N those past the compact ones
+            self.op_limit = (
+                limit  # the "hide the N" line sized with the rows, its N those past the compact ones
+            )
             self._shrink(self._rows, cut=False)
         else:
             self._shrink(self._rows, cut=self._cuttable)
@@ -502,21 +568,26 @@ class LegendOverlay(QFrame):
         if live and cut:
             while self.op_limit > MIN_OPS and self._too_big():
                 self.op_limit -= 1
-                self.label.setText(self._compose(rows[:self.op_limit], [] if self.notes_left_out else notes))
+                self.label.setText(self._compose(rows[: self.op_limit], [] if self.notes_left_out else notes))
                 self._refresh_more()
         return self.op_limit
 
     def _refresh_more(self) -> None:
         """The "N more op types" line: shown in the op colour mode when there are more op types than the rows
         show (:attr:`op_limit`, the legend open); its tooltip lists them with their colours."""
-        hidden = self._op_rows[self.op_limit:]
+        hidden = self._op_rows[self.op_limit :]
         self.more.setVisible(bool(hidden) and not self.collapsed and not self.picture)
         if not hidden:
             return
-        self.more.setText(f'<span style="color:{self.colors.link}">{html.escape(_more_text(len(hidden), self.all_ops))}</span>')
-        self.more.setToolTip("<br>".join([swatch_html(c, label, self.colors.swatch_outline) for label, c in hidden]
-                                         + ["<i>click to " + ("hide them" if self.all_ops else "list them in the legend")
-                                            + "</i>"]))
+        self.more.setText(
+            f'<span style="color:{self.colors.link}">{html.escape(_more_text(len(hidden), self.all_ops))}</span>'
+        )
+        self.more.setToolTip(
+            "<br>".join(
+                [swatch_html(c, label, self.colors.swatch_outline) for label, c in hidden]
+                + ["<i>click to " + ("hide them" if self.all_ops else "list them in the legend") + "</i>"]
+            )
+        )
 
     def set_picture(self, picture: bool) -> None:
         """Draw the legend for a picture (``True``: File > Export Picture, ``workbench-cli render``): every op
@@ -547,8 +618,10 @@ class LegendOverlay(QFrame):
         # ("Colour: dtype" / "(recipe)" on two lines above two short entries)
         self.title.setMinimumWidth(min(metrics.horizontalAdvance(line) + 2, self.label.maximumWidth()))
         self.title.setText(f"<b>{html.escape(line)}</b>")
-        self.title.setToolTip(f"Colour: {title}\nClick to collapse the legend to this line (click again to open "
-                              "it); View > Legend (Ctrl+L) hides it")
+        self.title.setToolTip(
+            f"Colour: {title}\nClick to collapse the legend to this line (click again to open "
+            "it); View > Legend (Ctrl+L) hides it"
+        )
 
     def set_collapsed(self, collapsed: bool) -> None:
         """Show the title line alone (``True``) or the whole legend; a fitted view is fitted again."""
@@ -566,11 +639,20 @@ class LegendOverlay(QFrame):
         viewport = self.canvas.viewport()
         at = viewport.mapFromGlobal(self.mapToGlobal(event.position()))
         if isinstance(event, QWheelEvent):
-            copy = QWheelEvent(at, event.globalPosition(), event.pixelDelta(), event.angleDelta(), event.buttons(),
-                               event.modifiers(), event.phase(), event.inverted())
+            copy = QWheelEvent(
+                at,
+                event.globalPosition(),
+                event.pixelDelta(),
+                event.angleDelta(),
+                event.buttons(),
+                event.modifiers(),
+                event.phase(),
+                event.inverted(),
+            )
         else:
-            copy = QMouseEvent(event.type(), at, event.globalPosition(), event.button(), event.buttons(),
-                               event.modifiers())
+            copy = QMouseEvent(
+                event.type(), at, event.globalPosition(), event.button(), event.buttons(), event.modifiers()
+            )
         QCoreApplication.sendEvent(viewport, copy)
         event.accept()
 
@@ -599,7 +681,9 @@ class LegendOverlay(QFrame):
         """The legend as plain lines (title, one line per entry, notes), or the canvas's empty hint."""
         if self._empty_hint():
             return self._empty_hint()
-        title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture, limit=self.op_limit)
+        title, rows, notes = legend_entries(
+            self.canvas, all_ops=self.all_ops or self.picture, limit=self.op_limit
+        )
         hidden = more_op_types(self.canvas, self.op_limit)
         more = [_more_text(len(hidden), self.all_ops)] if hidden and not self.picture else []
         return "\n".join([title] + [label for label, _c in rows] + notes + more)
