@@ -337,7 +337,7 @@ class MainWindow(QMainWindow):
         self.doc.resultsChanged.connect(self._on_results)
         self.doc.resultsChanged.connect(self._update_actions)  # the actions on the figures follow them
         self.doc.dataChanged.connect(self._mark_stale_results)
-        self.doc.dataChanged.connect(lambda: self.sensitivity.set_stale(not self.doc.sensitivity_current))
+        self.doc.dataChanged.connect(self._mark_stale_sweep)
         self.doc.dataChanged.connect(self._update_actions)
         self.doc.dataChanged.connect(lambda: (self.errors.hist is not None or self._hist_failed)
                                      and self._hist_timer.start())  # other rows
@@ -1424,12 +1424,24 @@ class MainWindow(QMainWindow):
                             if self.doc.quant_summary is not None else "No sensitivity yet: run the sweep first (F7).")
             return
         units = self._plan_units()  # every node of a swept unit takes its figure (a Conv's Relu was grey)
-        self.canvas.set_node_values(errors=unit_spread(values, units),
-                                    error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}",
-                                    error_scale=self.sensitivity.canvas_scale(),  # the legend names real values
-                                    error_figures=unit_spread(self.sensitivity.canvas_figures(), units),
-                                    error_notes=self.sensitivity.canvas_notes())  # coloured by the value
+        self.canvas.set_node_values(errors=unit_spread(values, units), **self._sensitivity_legend(units))
         self.color_mode.setCurrentIndex(COLOR_MODES.index("error"))
+
+    def _sensitivity_legend(self, units: dict) -> dict:
+        """The canvas legend of the sweep's colours: the figure (out of date while the sweep is), the real values
+        of its bands, the figure of every node of a swept unit, and its notes (coloured by the value)."""
+        stale = ", out of date: an earlier recipe or data (F7 sweeps again)" if self.sensitivity.stale else ""
+        return {"error_label": f"Sensitivity: {self.sensitivity.figure.currentText()}{stale}",
+                "error_scale": self.sensitivity.canvas_scale(),
+                "error_figures": unit_spread(self.sensitivity.canvas_figures(), units),
+                "error_notes": self.sensitivity.canvas_notes()}
+
+    def _mark_stale_sweep(self) -> None:
+        """The sweep is measured with an earlier recipe or other rows, or current again: its panel says so, and
+        the canvas legend when the sweep colours the graph (it named the figure as current)."""
+        self.sensitivity.set_stale(not self.doc.sensitivity_current)
+        if self.canvas.error_label().startswith("Sensitivity") and self.sensitivity.result is not None:
+            self.canvas.set_node_values(**self._sensitivity_legend(self._plan_units()))
 
     @guarded
     def _on_sensitivity(self) -> None:
@@ -1935,6 +1947,7 @@ class MainWindow(QMainWindow):
         units = self.doc.plan.units if self.doc.plan is not None else {}
         self.sensitivity.stale = not self.doc.sensitivity_current
         self.sensitivity.set_float({n for n, u in units.items() if u.excluded})
+        self._mark_stale_sweep()
         self._update_actions()
         self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
         self.canvas.set_badges(self.doc.issue_badges())
