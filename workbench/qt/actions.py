@@ -37,6 +37,8 @@ ENABLED_WHEN: dict[str, Callable[[dict[str, bool]], bool]] = {
     "undo": lambda s: True,  # undo / redo: the undo stack enables them itself
     # a model is open (the welcome page has no graph, legend or model to show in Netron)
     "open_model": lambda s: s["has_model"],
+    # the shown tab can be closed: any but the model's graph (an exported file, a subgraph body, a diff, Netron)
+    "closable_tab": lambda s: s["has_model"] and not s.get("main_graph", True),
     # a model is open and the shown tab has a graph the View / Edit actions act on (not a diff tab, not Netron)
     "graph": lambda s: s["has_model"] and s.get("graph", True),
     "model_graph": lambda s: s["has_model"] and not s["busy"] and s.get("graph", True),
@@ -124,6 +126,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                group="float_model"),
     ActionSpec("export_picture", "Export P&icture...", "export_picture_dialog", ("Ctrl+Shift+P",),
                "Write the current view of the shown graph as PNG or SVG", group="model_graph"),
+    ActionSpec("close_tab", "&Close Tab", "tabs.close_shown", ("Ctrl+W", "Ctrl+F4"),
+               "Close the shown tab (an exported model, a subgraph, a comparison or Netron; the Graph tab stays)",
+               group="closable_tab"),
     ActionSpec("quit", "&Quit", "close", (K.Quit,)),
     # Edit
     ActionSpec("undo", "&Undo", "", ("Ctrl+Z",), group="undo"),
@@ -202,7 +207,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("new_project", "open", "open_project", "@recent", "open_example", "-", "save", "save_as",
               "apply_project", "-", "export", "export_qonnx", "export_report", "export_node_data", "-",
-              "export_picture", "-", "quit"),
+              "export_picture", "-", "close_tab", "quit"),
     "&Edit": ("undo", "redo", "-", "find", "find_next", "find_previous", "-", "select_all", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "-", "expand_all", "collapse_all", "depth_1", "depth_2", "depth_3", "-",
               "color_sqnr", "color_sensitivity", "show_qdq", "legend", "-", "open_export", "diff", "netron", "-",

@@ -64,6 +64,10 @@ class ModelTabs(QTabWidget):
             widget.shutdown()
         widget.deleteLater()
 
+    def close_shown(self) -> None:
+        """File > Close Tab (Ctrl+W): close the shown tab, unless it is the graph tab."""
+        self.close_tab(self.currentIndex())
+
     def open_bodies(self, model, name: str) -> list[str]:
         """Open each graph attribute of node ``name`` of ``model`` (a PreparedModel) in a tab."""
         node = next((n for _path, n in model.iter_nodes() if n.name == name), None)
