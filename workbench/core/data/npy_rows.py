@@ -15,7 +15,9 @@ whole array first costs its full size in memory. Here:
 - a deflate-compressed member (``numpy.savez_compressed``) cannot be mapped: it is streamed from the
   start, ``take(n)`` decompressing exactly the next ``n`` rows into a fresh array (so is a stored
   member whose local header does not lead to its data);
-- a Fortran-ordered member (rows are not contiguous) is read whole, the only exception.
+- a Fortran-ordered member or ``.npy`` file (rows are not contiguous) is read whole, the only exception (a
+  map of it would be read all over for each row, and its file saved again shorter meanwhile would end the
+  process with SIGBUS).
 
 A mapped row's pages count in the process's resident set once read. :meth:`RowReader.take` gives the
 pages of rows more than :data:`KEEP_ROWS` behind the newest back (``madvise(MADV_DONTNEED)``: clean file
@@ -132,7 +134,9 @@ class RowReader:
             start, size = f.tell(), f.seek(0, 2)
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
         data_bytes = math.prod(self.shape) * self.dtype.itemsize
-        if fortran or self.dtype.hasobject or not data_bytes or start + data_bytes > size:
+        if fortran and len(self.shape) > 1 and start + data_bytes <= size and not self.dtype.hasobject:
+            self._array = np.load(self.path, allow_pickle=False)  # rows not contiguous: read whole, as a member is
+        elif fortran or self.dtype.hasobject or not data_bytes or start + data_bytes > size:
             self._array = np.load(self.path, mmap_mode="r", allow_pickle=False)  # numpy's own checks and errors
         else:
             self._map_rows(start)
