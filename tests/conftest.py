@@ -25,8 +25,11 @@ ALLOWED_SKIPS = ("not enough free disk space",)
 
 def _missing(what: str, path: Path):
     if REQUIRE:
-        pytest.fail(f"{what} not found at {path} and WORKBENCH_REQUIRE_CORPUS=1: provide ../shared "
-                    "(or WORKBENCH_SHARED) instead of skipping", pytrace=False)
+        pytest.fail(
+            f"{what} not found at {path} and WORKBENCH_REQUIRE_CORPUS=1: provide ../shared "
+            "(or WORKBENCH_SHARED) instead of skipping",
+            pytrace=False,
+        )
     pytest.skip(f"{what} not found at {path}")
 
 
@@ -38,7 +41,7 @@ def _private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("WORKBENCH_REMEASURE_LATENCY", raising=False)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def corpus():
     """Folder of the real-model corpus; skips the test where it is absent (fails when required)."""
     if not CORPUS.is_dir():
@@ -46,7 +49,7 @@ def corpus():
     return CORPUS
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cases():
     """Folder of the failure cases; skips the test where it is absent (fails when required)."""
     if not CASES.is_dir():
@@ -167,7 +170,20 @@ def digits_cnn_written_float(corpus, tmp_path, capsys, fake_latency):
     model = corpus / "digits_cnn" / "model_opset17.onnx"
     fake_latency.quantized_at(1.25, float_s=2e-5)
     out = tmp_path / "model.int8.onnx"
-    assert main(["quantize", str(model), "--data", str(model.parent / "calib.npz"), "--samples", "8",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "quantize",
+                str(model),
+                "--data",
+                str(model.parent / "calib.npz"),
+                "--samples",
+                "8",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "(0 of 5 node units quantized" in capsys.readouterr().out
     return model, out

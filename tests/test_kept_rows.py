@@ -29,7 +29,7 @@ class _Counting(ArrayFileSource):
 
 
 @pytest.fixture()
-def cnn(tmp_path):
+def cnn(tmp_path, corpus):
     """digits_cnn and a deflated 12-row calibration file of its rows (as numpy.savez_compressed writes them)."""
     model = api.open_model(CNN / "model_opset17.onnx")
     x = next(iter(np.load(CNN / "calib.npz").values()))[:12]
@@ -39,9 +39,13 @@ def cnn(tmp_path):
 
 
 def _equal(a: list[dict], b: list[dict]) -> bool:
-    return len(a) == len(b) and all(x.keys() == y.keys() and all(
-        x[k].dtype == y[k].dtype and x[k].shape == y[k].shape and np.array_equal(x[k], y[k]) for k in x)
-        for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(
+        x.keys() == y.keys()
+        and all(
+            x[k].dtype == y[k].dtype and x[k].shape == y[k].shape and np.array_equal(x[k], y[k]) for k in x
+        )
+        for x, y in zip(a, b, strict=True)
+    )
 
 
 def test_every_pass_yields_the_source_s_rows_and_only_the_first_reads_the_file(cnn):
@@ -52,9 +56,15 @@ def test_every_pass_yields_the_source_s_rows_and_only_the_first_reads_the_file(c
     for _ in range(3):
         assert _equal(list(kept.samples()), plain)
     assert (source.passes, source.rows, kept.kept) == (1, 12, 12)
-    assert _equal([dict(zip(f, (np.asarray(v) for v in f.values()), strict=True)) for f in kept.samples()], plain)
+    assert _equal(
+        [dict(zip(f, (np.asarray(v) for v in f.values()), strict=True)) for f in kept.samples()], plain
+    )
     assert np.array_equal(np.concatenate([f[model.inputs[0].name] for f in kept.samples()]), x)
-    assert kept.num_samples() == 12 and kept.to_json() == source.to_json() and kept.describe() == source.describe()
+    assert (
+        kept.num_samples() == 12
+        and kept.to_json() == source.to_json()
+        and kept.describe() == source.describe()
+    )
 
 
 def test_batches_and_a_pass_stopped_early_give_the_same_rows(cnn):
@@ -64,10 +74,15 @@ def test_batches_and_a_pass_stopped_early_give_the_same_rows(cnn):
     kept = KeptRows(source)
     assert _equal(list(kept.samples(5)), list(plain.samples(5)))
     assert kept.kept == 5
-    assert _equal([f for _, f in kept.indexed_batches(4, 11, break_at=9)],
-                  [f for _, f in plain.indexed_batches(4, 11, break_at=9)])
+    assert _equal(
+        [f for _, f in kept.indexed_batches(4, 11, break_at=9)],
+        [f for _, f in plain.indexed_batches(4, 11, break_at=9)],
+    )
     assert _equal(list(kept.samples()), list(plain.samples()))
-    assert (kept.kept, source.passes) == (12, 3)  # the first 5 from memory, then the file from row 0 once more
+    assert (kept.kept, source.passes) == (
+        12,
+        3,
+    )  # the first 5 from memory, then the file from row 0 once more
     list(kept.samples())
     assert source.passes == 3
 

@@ -17,7 +17,7 @@ CNN = CORPUS / "digits_cnn"
 
 
 @pytest.mark.parametrize("suffix", [".npz", ".npy"])
-def test_kept_rows_keep_their_values_when_the_file_is_saved_again(tmp_path, suffix):
+def test_kept_rows_keep_their_values_when_the_file_is_saved_again(tmp_path, suffix, corpus):
     model = api.open_model(CNN / "model_opset17.onnx")
     x = next(iter(np.load(CNN / "calib.npz").values()))[:24]
     first, second = x[:12], x[12:24]

@@ -19,8 +19,9 @@ def _click(win, node: str) -> None:
     settle()
 
 
-def test_a_bar_click_selects_in_the_exported_tab_and_netron_goes_to_the_graph(qtbot, window, open_file,
-                                                                                example_qdq_file, monkeypatch):
+def test_a_bar_click_selects_in_the_exported_tab_and_netron_goes_to_the_graph(
+    qtbot, window, open_file, example_qdq_file, monkeypatch
+):
     fixed_latency(monkeypatch)
     win = window
     calibrate_example(qtbot, win, open_file)
@@ -54,7 +55,7 @@ def test_a_bar_click_selects_in_the_exported_tab_and_netron_goes_to_the_graph(qt
     assert win.tabs.currentIndex() == graph_index and win.canvas.selected_nodes() == ["/head/head.2/Gemm"]
 
 
-def test_a_bar_click_selects_in_a_subgraph_tab_that_has_the_node(qtbot, window, open_file):
+def test_a_bar_click_selects_in_a_subgraph_tab_that_has_the_node(qtbot, window, open_file, cases):
     # units inside If / Loop / Scan bodies have no bar yet (the dock shows none on a body's tab): the dock's click
     # signal is emitted as a bar's click emits it
     win = window

@@ -29,12 +29,13 @@ CORPUS = shared_paths.CORPUS / "ppocrv4_rec"
 
 
 @pytest.fixture(scope="module")
-def ppocr_qdq(tmp_path_factory) -> Path:
+def ppocr_qdq(tmp_path_factory, corpus) -> Path:
     out = tmp_path_factory.mktemp("ppocr_qdq") / "ppocr.qdq.onnx"
     model = api.open_model(CORPUS / "model.onnx")
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(CORPUS / "calib.npz"), samples=4), out)
+    api.export(
+        api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(CORPUS / "calib.npz"), samples=4), out
+    )
     return out
-
 
 
 def test_flat_names_keep_the_part_that_tells_them_apart(qapp):

@@ -14,7 +14,7 @@ from workbench.qt import diff_view
 from workbench.qt.diff_rows import FLOAT_COL, SQNR_COL
 
 
-def test_names_whole_in_a_small_window(qtbot, window, compare_in_app, tmp_path):
+def test_names_whole_in_a_small_window(qtbot, window, compare_in_app, tmp_path, corpus):
     win = window
     win.resize(1024, 700)
     settle()
@@ -24,12 +24,16 @@ def test_names_whole_in_a_small_window(qtbot, window, compare_in_app, tmp_path):
     settle()
     assert (win.width(), win.height()) == (1024, 700)
     tree = tab.tree
-    assert tree.columnWidth(FLOAT_COL) >= diff_view.NAME_READABLE - 5  # 108 px before (the panes may take 5 px)
+    assert (
+        tree.columnWidth(FLOAT_COL) >= diff_view.NAME_READABLE - 5
+    )  # 108 px before (the panes may take 5 px)
     matched = tab.groups["matched"]
     rows = [matched.child(i) for i in range(matched.childCount())]
     cut = [r.text(FLOAT_COL) for r in rows if shown_text(tree, r, FLOAT_COL) != r.text(FLOAT_COL)]
     assert len(rows) == 378 and len(cut) <= 2, cut  # 61 before; p2o.GlobalAveragePool.0 and .2 still are
     sqnr_right = tree.header().sectionViewportPosition(SQNR_COL) + tree.columnWidth(SQNR_COL)
-    assert sqnr_right <= tree.viewport().width() and tree.horizontalScrollBar().value() == 0  # SQNR beside them
+    assert (
+        sqnr_right <= tree.viewport().width() and tree.horizontalScrollBar().value() == 0
+    )  # SQNR beside them
     for canvas in (tab.float_canvas, tab.canvas):
         assert canvas.width() >= diff_view.MIN_PANE_WIDTH, canvas.width()

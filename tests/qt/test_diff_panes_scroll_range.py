@@ -25,7 +25,7 @@ CLS = CORPUS / "ppocr_mobile_v2_cls"
 
 
 @pytest.fixture(scope="module")
-def cls_pair(tmp_path_factory):
+def cls_pair(tmp_path_factory, corpus):
     """ppocr_mobile_v2_cls and our QDQ export of it (cpu-u8s8, 4 calibration rows)."""
     out = tmp_path_factory.mktemp("cls_panes") / "cls.qdq.onnx"
     model = api.open_model(CLS / "model.onnx")
@@ -36,7 +36,9 @@ def cls_pair(tmp_path_factory):
 @pytest.fixture
 def panes(qtbot, cls_pair):
     float_path, quant_path = cls_pair
-    diff = api.compare_models(api.open_model(float_path), api.open_model(quant_path).proto, quant_label=quant_path)
+    diff = api.compare_models(
+        api.open_model(float_path), api.open_model(quant_path).proto, quant_label=quant_path
+    )
     fproto, qproto = diff.float_proto, diff.quant_proto
     made = DiffPanes(diff, fproto, qproto, "Float", "Quantized", shared_key=True)
     qtbot.addWidget(made)
@@ -44,8 +46,10 @@ def panes(qtbot, cls_pair):
     made.show()
     params = api.read_quant_params(qproto)
     with qtbot.waitSignal(made.ready, timeout=300_000):
-        made.show_layout(api.pane_layout(fproto, qproto, diff),
-                         quant_info(api.summarize_quantization(qproto, params), params, qproto))
+        made.show_layout(
+            api.pane_layout(fproto, qproto, diff),
+            quant_info(api.summarize_quantization(qproto, params), params, qproto),
+        )
     _settle()
     yield made
     made.shutdown()
@@ -63,7 +67,9 @@ def _room(canvas) -> QRectF:
     scale = canvas.transform().m11()
     panes = [c for c in canvas.window().findChildren(GraphCanvas)]
     assert len(panes) == 2
-    return GraphCanvas.scroll_content(panes[0], full, scale).united(GraphCanvas.scroll_content(panes[1], full, scale))
+    return GraphCanvas.scroll_content(panes[0], full, scale).united(
+        GraphCanvas.scroll_content(panes[1], full, scale)
+    )
 
 
 def _shown(canvas) -> QRectF:
@@ -74,8 +80,12 @@ def _follows_rule(canvas) -> None:
     """The pane's range is its graphs' room united with what it shows, to the pixel Qt rounds a scroll to."""
     rect, want = canvas.sceneRect(), _room(canvas).united(_shown(canvas))
     px = 2 / canvas.transform().m11()
-    for a, b in ((rect.left(), want.left()), (rect.top(), want.top()), (rect.right(), want.right()),
-                 (rect.bottom(), want.bottom())):
+    for a, b in (
+        (rect.left(), want.left()),
+        (rect.top(), want.top()),
+        (rect.right(), want.right()),
+        (rect.bottom(), want.bottom()),
+    ):
         assert abs(a - b) <= px, (rect, want)
 
 
@@ -86,7 +96,10 @@ def _hrange(canvas) -> int:
 
 def test_pairs_after_fit_scroll_over_the_graphs_only(panes):
     fc, qc = panes.float_canvas, panes.quant_canvas
-    for c in (fc, qc):  # as opened (the readable zoom on the graphs' start): the graphs and the view, as fit_readable
+    for c in (
+        fc,
+        qc,
+    ):  # as opened (the readable zoom on the graphs' start): the graphs and the view, as fit_readable
         assert c.sceneRect().contains(_shown(c)) and c.sceneRect().contains(c.scene_bounds())
     assert fc.sceneRect() == qc.sceneRect()
     panes.fit()

@@ -18,11 +18,15 @@ def _click_row(qtbot, tab, name: str) -> None:
     item = next(group.child(i) for i in range(group.childCount()) if group.child(i).text(FLOAT_COL) == name)
     tab.tree.scrollToItem(item)
     rect = tab.tree.visualItemRect(item)
-    qtbot.mouseClick(tab.tree.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 10, rect.center().y()))
+    qtbot.mouseClick(
+        tab.tree.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 10, rect.center().y())
+    )
     settle()
 
 
-def test_the_errors_dock_follows_the_diff_tabs_selection(qtbot, window, open_file, tmp_path, monkeypatch):
+def test_the_errors_dock_follows_the_diff_tabs_selection(
+    qtbot, window, open_file, tmp_path, monkeypatch, corpus
+):
     fixed_latency(monkeypatch)
     win = window
     tab = calibrated_diff(qtbot, win, open_file, ppocr_qdq(tmp_path))
@@ -60,7 +64,9 @@ def test_one_unit_or_none():
     units = {"add": Unit("add", ["add", "clip"]), "conv": Unit("conv", ["conv"]), "mm": Unit("mm", ["mm"])}
     shown = {"add", "conv"}
     assert selected_unit(["clip"], units, shown) == "add"
-    assert selected_unit(["conv", "bn_folded"], units, shown) == "conv"  # a folded BatchNormalization: no unit
+    assert (
+        selected_unit(["conv", "bn_folded"], units, shown) == "conv"
+    )  # a folded BatchNormalization: no unit
     assert selected_unit(["add", "conv"], units, shown) is None  # two units
     assert selected_unit(["mm"], units, shown) is None  # a unit without a bar
     assert selected_unit([], units, shown) is None

@@ -31,11 +31,18 @@ def large_window(qtbot, save_prompts):
 
 def _column(win) -> int:
     """Width of the right column of docks, px."""
-    return max(d.width() for d in win.docks.values()
-               if d.isVisible() and not d.isFloating() and win.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea)
+    return max(
+        d.width()
+        for d in win.docks.values()
+        if d.isVisible()
+        and not d.isFloating()
+        and win.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea
+    )
 
 
-def test_docks_give_way_when_the_window_shrinks(qtbot, large_window, open_file, tmp_path, monkeypatch):
+def test_docks_give_way_when_the_window_shrinks(
+    qtbot, large_window, open_file, tmp_path, monkeypatch, corpus
+):
     fixed_latency(monkeypatch)
     win = large_window
     tab = calibrated_diff(qtbot, win, open_file, ppocr_qdq(tmp_path))
@@ -44,11 +51,17 @@ def test_docks_give_way_when_the_window_shrinks(qtbot, large_window, open_file, 
     win.resize(1024, 700)
     settle()
     assert (win.width(), win.height()) == (1024, 700)
-    least = max(max(d.minimumWidth(), d.minimumSizeHint().width()) for d in win.docks.values()
-                if d.isVisible() and win.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea)
+    least = max(
+        max(d.minimumWidth(), d.minimumSizeHint().width())
+        for d in win.docks.values()
+        if d.isVisible() and win.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea
+    )
     assert _column(win) == max(round(column / 1920 * 1024), least), (_column(win), least)  # 292 px, was 461
     assert win.docks["Errors"].height() <= round(errors / 1080 * 700) + 4  # 239 px, was 368
-    for canvas in (tab.float_canvas, tab.canvas):  # each pane about a third of the tab (123 and 183 px before)
+    for canvas in (
+        tab.float_canvas,
+        tab.canvas,
+    ):  # each pane about a third of the tab (123 and 183 px before)
         assert canvas.width() >= 0.3 * tab.width() and canvas.viewport().width() >= 200, canvas.width()
         assert canvas.viewport().height() >= 150, canvas.viewport().height()  # 70 px before
     for title, dock in win.docks.items():  # every panel shown still fits

@@ -25,7 +25,7 @@ CORPUS = shared_paths.CORPUS / "ppocrv4_rec"
 
 
 @pytest.fixture(scope="module")
-def ppocr_ort(tmp_path_factory) -> Path:
+def ppocr_ort(tmp_path_factory, corpus) -> Path:
     """ppocrv4_rec quantized by onnxruntime.quantization.quantize_static (QDQ, 2 calibration rows)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
 
@@ -33,7 +33,7 @@ def ppocr_ort(tmp_path_factory) -> Path:
 
     class Rows(CalibrationDataReader):
         def __init__(self):
-            self.it = iter([{"x": rows[i:i + 1]} for i in range(len(rows))])
+            self.it = iter([{"x": rows[i : i + 1]} for i in range(len(rows))])
 
         def get_next(self):
             return next(self.it, None)
@@ -49,7 +49,9 @@ def readable(canvas) -> float:
 
 @pytest.mark.slow
 def test_the_diff_tab_opens_readable_on_the_graphs_start(qtbot, ppocr_ort):
-    diff = compare_models(open_model(CORPUS / "model.onnx"), open_model(ppocr_ort).proto, quant_label=str(ppocr_ort))
+    diff = compare_models(
+        open_model(CORPUS / "model.onnx"), open_model(ppocr_ort).proto, quant_label=str(ppocr_ort)
+    )
     tab = DiffTab(diff, diff.quant_proto, ppocr_ort, "model.onnx")
     qtbot.addWidget(tab)
     tab.resize(1400, 900)

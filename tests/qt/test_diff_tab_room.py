@@ -27,7 +27,7 @@ CONV = "/f/f.3/Conv"
 
 
 @pytest.fixture(scope="module")
-def ort_qdq(tmp_path_factory) -> Path:
+def ort_qdq(tmp_path_factory, corpus) -> Path:
     """digits_cnn quantized by onnxruntime.quantization.quantize_static (QDQ, 4 calibration rows)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
 
@@ -35,7 +35,7 @@ def ort_qdq(tmp_path_factory) -> Path:
 
     class Rows(CalibrationDataReader):
         def __init__(self):
-            self.it = iter([{"input": rows[i:i + 1]} for i in range(len(rows))])
+            self.it = iter([{"input": rows[i : i + 1]} for i in range(len(rows))])
 
         def get_next(self):
             return next(self.it, None)
@@ -54,8 +54,9 @@ def _diff_tab(qtbot, win, compare_in_app, ort_qdq, *, user_layout: bool = False)
     if user_layout:  # the new user's layout (s43): the Calibration dock left of the graph, the Errors dock
         # as a first result leaves it (docks.SIDE_BY_SIDE_HEIGHT of the window)
         win.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, win.docks["Calibration"])
-        win.resizeDocks([win.docks["Errors"]], [int(docks.SIDE_BY_SIDE_HEIGHT * win.height())],
-                        Qt.Orientation.Vertical)
+        win.resizeDocks(
+            [win.docks["Errors"]], [int(docks.SIDE_BY_SIDE_HEIGHT * win.height())], Qt.Orientation.Vertical
+        )
     tab = compare_in_app(win, FLOAT, CALIB, ort_qdq, 8)
     with qtbot.waitSignal(tab.panesReady, timeout=540_000):
         pass
@@ -71,7 +72,9 @@ def _row(tab, group: str, float_node: str):
 def _click_row(qtbot, tab, item) -> None:
     tab.tree.scrollToItem(item)
     rect = tab.tree.visualItemRect(item)  # as wide as every column: click on the node's name
-    qtbot.mouseClick(tab.tree.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 10, rect.center().y()))
+    qtbot.mouseClick(
+        tab.tree.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 10, rect.center().y())
+    )
     _settle()
 
 
@@ -96,11 +99,17 @@ def test_a_row_centres_its_node_clear_of_every_legend(qtbot, window, compare_in_
     win = window
     tab = _diff_tab(qtbot, win, compare_in_app, ort_qdq, user_layout=True)
     for canvas in (tab.float_canvas, tab.canvas):  # the panes are still wide enough beside two dock columns
-        least = min(diff_view.MIN_PANE_SHARE * tab.width(), diff_view.MIN_PANE_WIDTH)  # the list's names first
+        least = min(
+            diff_view.MIN_PANE_SHARE * tab.width(), diff_view.MIN_PANE_WIDTH
+        )  # the list's names first
         assert canvas.width() >= least, (canvas.width(), tab.width())
     _click_row(qtbot, tab, _row(tab, "matched", CONV))
     assert tab.float_canvas.selected_nodes() == [CONV] and tab.canvas.selected_nodes() == [CONV]
-    legends = [w for w in win.findChildren(QWidget) if w.objectName() in ("canvasLegend", "diffKey") and w.isVisible()]
+    legends = [
+        w
+        for w in win.findChildren(QWidget)
+        if w.objectName() in ("canvasLegend", "diffKey") and w.isVisible()
+    ]
     assert legends, "the diff tab shows a key"
     for canvas in (tab.float_canvas, tab.canvas):
         port = canvas.viewport()
@@ -142,7 +151,9 @@ def test_a_row_shows_its_node_in_the_inspector(qtbot, window, compare_in_app, or
     proto = onnx.load(str(ort_qdq))
     inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
     conv = next(n for n in proto.graph.node if n.name == CONV)
-    weight_dq = next(n for n in proto.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == conv.input[1])
+    weight_dq = next(
+        n for n in proto.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == conv.input[1]
+    )
     scale = float(np.asarray(inits[weight_dq.input[1]]).ravel()[0])
     assert f"{scale:.6g}" in win.inspector.quant_params.label.text()
     # another tab shown: the Inspector leaves the file
@@ -194,7 +205,9 @@ def test_view_legend_hides_and_shows_the_shared_key(qtbot, window, compare_in_ap
     tab = _diff_tab(qtbot, win, compare_in_app, ort_qdq)
     key = tab.panes.key
     assert key.isVisible() and tab.legend_button.isChecked()
-    assert "SQNR vs float (dB)" in key.text() and "Conv (3)" in key.text()  # right pane's map, left pane's ops
+    assert (
+        "SQNR vs float (dB)" in key.text() and "Conv (3)" in key.text()
+    )  # right pane's map, left pane's ops
     assert not any(c.legend_overlay.isVisible() for c in (tab.float_canvas, tab.canvas))
     win.act_legend.trigger()  # View > Legend off
     assert key.isHidden() and not tab.legend_button.isChecked()

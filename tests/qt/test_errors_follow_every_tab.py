@@ -38,8 +38,10 @@ def _show(win, widget) -> None:
 def _histogram_of(qtbot, win, unit: str | None) -> None:
     """Wait until the Errors dock's histogram is of ``unit`` (None: no histogram, the caption says to select one)."""
     if unit is None:
-        qtbot.waitUntil(lambda: win.errors.hist is None and win.errors.hist_title.text().startswith("No node selected"),
-                        timeout=30_000)
+        qtbot.waitUntil(
+            lambda: win.errors.hist is None and win.errors.hist_title.text().startswith("No node selected"),
+            timeout=30_000,
+        )
     else:
         qtbot.waitUntil(lambda: (win.errors.hist or {}).get("unit") == unit, timeout=60_000)
 
@@ -87,7 +89,7 @@ def test_the_exported_tab_and_netron_drive_the_dock(qtbot, window, open_file, ex
     assert outlined(win.errors) == "/f/f.0/Conv"
 
 
-def test_a_subgraph_tab_shows_its_own_units(qtbot, window, open_file, monkeypatch):
+def test_a_subgraph_tab_shows_its_own_units(qtbot, window, open_file, monkeypatch, cases):
     quantized_faster(monkeypatch)
     win = window
     open_file(win, CASE20.with_suffix(".onnx"))

@@ -13,7 +13,10 @@ from latency_fakes import fixed_latency, quantized_faster
 
 from workbench.qt.diff_errors import outlined_unit
 
-UNIT, MEMBER = "p2o.Add.4", "p2o.Clip.0"  # the Clip after the Add of a hard-swish is folded into the Add's unit
+UNIT, MEMBER = (
+    "p2o.Add.4",
+    "p2o.Clip.0",
+)  # the Clip after the Add of a hard-swish is folded into the Add's unit
 
 
 def _select(canvas, names: list[str]) -> None:
@@ -22,7 +25,7 @@ def _select(canvas, names: list[str]) -> None:
     assert canvas.selected_nodes() == sorted(names, key=canvas.node_names().index)
 
 
-def test_a_folded_node_on_the_graph_outlines_its_unit(qtbot, window, open_file, monkeypatch):
+def test_a_folded_node_on_the_graph_outlines_its_unit(qtbot, window, open_file, monkeypatch, corpus):
     quantized_faster(monkeypatch)  # the latency placement keeps no unit float: p2o.Add.4 keeps its Clip
     win = window
     open_file(win, PPOCR / "model.onnx")
@@ -55,7 +58,9 @@ def test_a_folded_node_on_the_graph_outlines_its_unit(qtbot, window, open_file, 
     assert win.errors.selected is None
 
 
-def test_switching_tabs_shows_the_shown_tabs_selection(qtbot, window, open_file, tmp_path, monkeypatch):
+def test_switching_tabs_shows_the_shown_tabs_selection(
+    qtbot, window, open_file, tmp_path, monkeypatch, corpus
+):
     fixed_latency(monkeypatch)
     win = window
     tab = calibrated_diff(qtbot, win, open_file, ppocr_qdq(tmp_path))

@@ -10,7 +10,7 @@ from shared_paths import CASES
 CASE20 = CASES / "20_if_subgraph_matmul"
 
 
-def test_the_inspector_follows_a_subgraph_tab(qtbot, window, open_file):
+def test_the_inspector_follows_a_subgraph_tab(qtbot, window, open_file, cases):
     win = window
     open_file(win, CASE20.with_suffix(".onnx"))
     win.canvas.select_nodes(["relu"], center=True)
