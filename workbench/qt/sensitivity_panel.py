@@ -63,7 +63,8 @@ def column_title(title: str) -> str:
 
 
 class _Num(QTableWidgetItem):
-    """A numeric cell that sorts by value (NaN last) and shows "-" for NaN, "exact" for +inf."""
+    """A numeric cell that sorts by value (NaN last in either order: highest first put every unit the sweep did
+    not measure on top) and shows "-" for NaN, "exact" for +inf."""
 
     def __init__(self, value: float):
         super().__init__(number_text(value))  # "0.00", never "-0.00"
@@ -73,7 +74,11 @@ class _Num(QTableWidgetItem):
     def __lt__(self, other) -> bool:
         a, b = self.value, getattr(other, "value", math.nan)
         if math.isnan(a) or math.isnan(b):
-            return not math.isnan(a) and math.isnan(b)
+            table = self.tableWidget()
+            descending = table is not None and \
+                table.horizontalHeader().sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+            # Qt sorts highest first by asking ``other < self``: NaN is then the lesser, to come last
+            return math.isnan(a) and not math.isnan(b) if descending else not math.isnan(a) and math.isnan(b)
         return a < b
 
 
@@ -175,7 +180,7 @@ class SensitivityPanel(QWidget):
             for c, key in enumerate(FIGURES):
                 self.table.setItem(i, 2 + c, _Num(getattr(r, key)))
         self.table.setSortingEnabled(True)
-        self.table.sortItems(2, Qt.SortOrder.AscendingOrder)
+        self.table.sortByColumn(2, Qt.SortOrder.AscendingOrder)  # the header's indicator too (_Num reads it)
         self.set_float(self.float_nodes)
 
     def set_float(self, nodes: set[str]) -> None:
