@@ -147,6 +147,12 @@ def test_a_row_shows_its_node_in_the_inspector(qtbot, window, compare_in_app, or
     shown = win.inspector.file
     assert shown is not None and shown.owner is tab and shown.nodes == [CONV] and shown.name == ort_qdq.name
     assert CONV in win.inspector.header.text() and ort_qdq.name in win.inspector.header.text()
+    # onnxruntime wrote that file: the read-only note does not call it our export
+    note = win.inspector.recipe_note.text()
+    assert (
+        note.startswith(f"Read-only: {ort_qdq.name} is a quantized file as written on disk")
+        and "exported" not in note
+    )
     # the weight's scale as the file holds it
     proto = onnx.load(str(ort_qdq))
     inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}

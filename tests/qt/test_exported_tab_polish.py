@@ -67,16 +67,32 @@ def _constant_chain(path: Path, links: int = 24) -> int:
     """x -> Conv (weight from a Constant) -> then ``links`` Add / Mul, each by a Constant; saved to
     ``path``. Returns the number of Constant nodes."""
     rng = np.random.default_rng(0)
-    nodes = [helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(
-        rng.standard_normal((4, 4, 3, 3)).astype(np.float32), "w"))]
+    nodes = [
+        helper.make_node(
+            "Constant",
+            [],
+            ["w"],
+            value=numpy_helper.from_array(rng.standard_normal((4, 4, 3, 3)).astype(np.float32), "w"),
+        )
+    ]
     nodes.append(helper.make_node("Conv", ["x", "w"], ["t0"], name="conv", pads=[1, 1, 1, 1]))
     for k in range(links):
         c = f"c{k}"
-        nodes.append(helper.make_node("Constant", [], [c], value=numpy_helper.from_array(
-            rng.uniform(0.5, 1.5, (1, 4, 1, 1)).astype(np.float32), c)))
+        nodes.append(
+            helper.make_node(
+                "Constant",
+                [],
+                [c],
+                value=numpy_helper.from_array(rng.uniform(0.5, 1.5, (1, 4, 1, 1)).astype(np.float32), c),
+            )
+        )
         nodes.append(helper.make_node("Add" if k % 2 else "Mul", [f"t{k}", c], [f"t{k + 1}"], name=f"op{k}"))
-    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
-                              [helper.make_tensor_value_info(f"t{links}", TensorProto.FLOAT, [1, 4, 8, 8])])
+    graph = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info(f"t{links}", TensorProto.FLOAT, [1, 4, 8, 8])],
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
     return links + 1
 
@@ -96,7 +112,9 @@ def test_constant_nodes_are_drawn_as_weights(qtbot, tmp_path):
         def get_next(self):
             return next(self.rows, None)
 
-    quantization.quantize_static(str(float_path), str(out), Reader(), quant_format=quantization.QuantFormat.QDQ)
+    quantization.quantize_static(
+        str(float_path), str(out), Reader(), quant_format=quantization.QuantFormat.QDQ
+    )
     written = onnx.load(str(out))
     constants = sum(n.op_type == "Constant" for n in written.graph.node)
     assert constants >= 20  # onnxruntime kept them
@@ -118,8 +136,10 @@ def test_constant_nodes_are_drawn_as_weights(qtbot, tmp_path):
         # and their Q/DQ pairs are read as the file holds them
         q = next(n for n in written.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "c23")
         inits = {i.name: numpy_helper.to_array(i) for i in written.graph.initializer}
-        assert f"scale {float(inits[q.input[1]]):.6g}; zero_point {int(inits[q.input[2]])}" in api.format_param(
-            tab.params[q.output[0]])
+        assert (
+            f"scale {float(inits[q.input[1]]):.6g}; zero_point {int(inits[q.input[2]])}"
+            in api.format_param(tab.params[q.output[0]])
+        )
     finally:
         tab.shutdown()
 
@@ -133,8 +153,10 @@ def test_exported_tab_follows_the_window_colour_choice(qtbot, window, open_file,
     dtypes = api.summarize_quantization(onnx.load(str(example_qdq_file))).node_dtypes
     # opened in dtype colours, and the window's combo says so (the main graph shows its recipe's dtypes)
     assert c.color_mode() == "dtype" == win.color_mode.currentText() == win.canvas.color_mode()
-    assert c.node_color("/f/f.0/Conv").name() == colors.dtype_color(
-        colors.normalize_dtype(dtypes["/f/f.0/Conv"])).name()
+    assert (
+        c.node_color("/f/f.0/Conv").name()
+        == colors.dtype_color(colors.normalize_dtype(dtypes["/f/f.0/Conv"])).name()
+    )
     assert c.legend_overlay.text().splitlines()[0] == "dtype in the file"
     # the user switches the colouring while looking at the tab: the tab follows
     win.color_mode.setCurrentText("op")
@@ -193,7 +215,7 @@ def test_inspector_shows_the_exported_selection_read_only(qtbot, window, open_fi
         assert w.isHidden() and not w.isEnabled()
     note = ins.recipe_note.text()
     assert not ins.recipe_note.isHidden()
-    assert note.startswith(f"Read-only: {name} is the exported file on disk, not the recipe.")
+    assert note.startswith(f"Read-only: {name} is a quantized file as written on disk, not the recipe.")
     assert "edit it there and export again" in note
     # the parameters the file holds for that Conv: its input's Q/DQ and its weight's, from the proto
     proto = onnx.load(str(example_qdq_file))
@@ -205,13 +227,21 @@ def test_inspector_shows_the_exported_selection_read_only(qtbot, window, open_fi
     assert f"scale {float(inits[dq_x.input[1]]):.6g}; zero_point {int(inits[dq_x.input[2]])}" in text
     dq_w = next(n for n in proto.graph.node if n.output[0] == conv.input[1])
     w_scale = inits[dq_w.input[1]]
-    assert f"per_channel, axis 0; scale [...] (shape [{len(w_scale)}], {w_scale.min():.4g}..{w_scale.max():.4g})" in text
+    assert (
+        f"per_channel, axis 0; scale [...] (shape [{len(w_scale)}], {w_scale.min():.4g}..{w_scale.max():.4g})"
+        in text
+    )
     # an edge of the file: its tensor's parameters
     e = tab.canvas.edge_index("/f/f.5/Relu", "/f/f.6/MaxPool")
     tab.canvas.select_edge(e)
-    q = next(n for n in proto.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "/f/f.5/Relu_output_0")
+    q = next(
+        n for n in proto.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "/f/f.5/Relu_output_0"
+    )
     assert ins.header.text().startswith("<b>Edge</b> carrying") and name in ins.header.text()
-    assert f"scale {float(inits[q.input[1]]):.6g}; zero_point {int(inits[q.input[2]])}" in ins.quant_params.label.text()
+    assert (
+        f"scale {float(inits[q.input[1]]):.6g}; zero_point {int(inits[q.input[2]])}"
+        in ins.quant_params.label.text()
+    )
     # nothing the user can do there changes the recipe
     ins.exclude.click()
     assert win.doc.recipe.model_dump() == recipe and not win.doc.undo_stack.canUndo()
@@ -237,7 +267,7 @@ def test_parameter_line_stays_short(qtbot, window, open_file, example_qdq_file):
     lines = tab.details.text().splitlines()
     assert len(lines) == MAX_DETAIL_LINES
     full = tab.details.toolTip().splitlines()
-    assert len(full) > MAX_DETAIL_LINES and full[:MAX_DETAIL_LINES - 1] == lines[:-1]
+    assert len(full) > MAX_DETAIL_LINES and full[: MAX_DETAIL_LINES - 1] == lines[:-1]
     assert lines[-1].startswith(f"... {len(full) - MAX_DETAIL_LINES + 1} more")
     assert {line.split(":")[0] for line in full} == set(names)
     # the banner says what this tab is: the file as written, to change by exporting again

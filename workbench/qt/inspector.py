@@ -89,9 +89,12 @@ INFO_PREFIX = f"{Severity.INFO}: "
 MIXED = "mixed"  # a field whose value differs between the selected nodes
 MAX_LISTED = 6
 
-#: the note shown instead of the recipe controls while a file's tab is shown ({name}: the file)
-FILE_NOTE = ("Read-only: {name} is the exported file on disk, not the recipe. To change how a node is "
-             "quantized, select it in the Graph tab, edit it there and export again (File > Export..., Ctrl+E).")
+#: the note shown instead of the recipe controls while a file's tab is shown ({name}: the file; the exported
+#: file's tab, or a diff tab's quantized file, which another tool may have written)
+FILE_NOTE = (
+    "Read-only: {name} is a quantized file as written on disk, not the recipe. To change how a node is "
+    "quantized, select it in the Graph tab, edit it there and export again (File > Export..., Ctrl+E)."
+)
 
 
 #: the tooltip of "Reset node overrides" while the selection has some
@@ -132,20 +135,27 @@ def weight_notes(no_weight: dict[str, list[bool]]) -> list[str]:
         elif k == n:
             out.append(f"None of the {n} {op} has a constant float32 weight: weight settings do not apply.")
         else:
-            out.append(f"{k} of {n} {op} have no constant float32 weight; weight settings apply to the "
-                       f"other {n - k}.")
+            out.append(
+                f"{k} of {n} {op} have no constant float32 weight; weight settings apply to the "
+                f"other {n - k}."
+            )
     return out
 
 
 def excluded_note(excluded: int, selected: int) -> str:
     """What the role editors mean when ``excluded`` of the ``selected`` nodes are kept in float."""
     if excluded == selected:
-        return ("Excluded: kept in float, so the settings below do not apply (greyed); untick exclude to "
-                "quantize it again." if selected == 1 else
-                f"All {selected} are excluded: kept in float, so the settings below do not apply (greyed); untick "
-                "exclude to quantize them again.")
-    return (f"{excluded} of {selected} selected nodes are excluded (kept in float): the settings below take "
-            f"effect on the other {selected - excluded}.")
+        return (
+            "Excluded: kept in float, so the settings below do not apply (greyed); untick exclude to "
+            "quantize it again."
+            if selected == 1
+            else f"All {selected} are excluded: kept in float, so the settings below do not apply (greyed); untick "
+            "exclude to quantize them again."
+        )
+    return (
+        f"{excluded} of {selected} selected nodes are excluded (kept in float): the settings below take "
+        f"effect on the other {selected - excluded}."
+    )
 
 
 def _names(names: list[str], most: int = 3) -> str:
@@ -165,13 +175,18 @@ def reads_text(reads: dict[str, list[InputRead]]) -> str:
         lines = []
         for r in next(iter(nodes.values())):
             if r.own:
-                lines.append(f"reads {r.dtype} from {r.source}, as its own setting" if r.source
-                             else f"reads {r.dtype} ({r.tensor}), as set")
+                lines.append(
+                    f"reads {r.dtype} from {r.source}, as its own setting"
+                    if r.source
+                    else f"reads {r.dtype} ({r.tensor}), as set"
+                )
             elif r.source:
                 lines.append(f"reads {r.dtype} from {r.source} (set its activation to change this)")
             else:
-                lines.append(f"reads {r.dtype} ({r.tensor}: set by another node reading it; give them the "
-                             "same activation to change this)")
+                lines.append(
+                    f"reads {r.dtype} ({r.tensor}: set by another node reading it; give them the "
+                    "same activation to change this)"
+                )
         return "; ".join(dict.fromkeys(lines))
     others: dict[str, list[str]] = {}  # dtype -> nodes reading it on another node's grid
     sources: dict[str, list[str]] = {}
@@ -187,9 +202,12 @@ def reads_text(reads: dict[str, list[InputRead]]) -> str:
         sources.setdefault(dt, [])
         sources[dt] += [r.source for r in foreign if r.source and r.source not in sources[dt]]
     n = len(nodes)
-    parts = [f"{len(ts)} of {n} read {dt} from the nodes before them"
-             + (f" ({_names(sources[dt])})" if sources[dt] else "")
-             + ": set those nodes' activation to change it" for dt, ts in others.items()]
+    parts = [
+        f"{len(ts)} of {n} read {dt} from the nodes before them"
+        + (f" ({_names(sources[dt])})" if sources[dt] else "")
+        + ": set those nodes' activation to change it"
+        for dt, ts in others.items()
+    ]
     parts += [f"{k} of {n} read {dt} as set" for dt, k in own.items()]
     return "; ".join(parts)
 
@@ -225,8 +243,11 @@ class _Checks(QWidget):
         super().resizeEvent(event)
         gap = max(self._lay.spacing(), 0)
         side_by_side = sum(box.sizeHint().width() for box in self._boxes) + gap * (len(self._boxes) - 1)
-        direction = (QBoxLayout.Direction.LeftToRight if event.size().width() >= side_by_side
-                     else QBoxLayout.Direction.TopToBottom)
+        direction = (
+            QBoxLayout.Direction.LeftToRight
+            if event.size().width() >= side_by_side
+            else QBoxLayout.Direction.TopToBottom
+        )
         if self._lay.direction() != direction:
             self._lay.setDirection(direction)
 
@@ -316,7 +337,9 @@ class RoleEditor(QGroupBox):
         self.dtype.currentTextChanged.connect(lambda t: t and self._emit("dtype", t))
         self.granularity.currentTextChanged.connect(lambda t: t and self._emit("granularity", t))
         self.observer.currentTextChanged.connect(lambda t: t and self._emit("observer", t))
-        self.axis.valueChanged.connect(lambda v: self._emit("axis", None if v == self.axis.minimum() else int(v)))
+        self.axis.valueChanged.connect(
+            lambda v: self._emit("axis", None if v == self.axis.minimum() else int(v))
+        )
         self.block_size.valueChanged.connect(lambda v: self._emit("block_size", int(v) or None))
 
     def _emit(self, field: str, value: Any) -> None:
@@ -346,18 +369,30 @@ class RoleEditor(QGroupBox):
         else:
             spread = self._spread
             sym = {Qt.CheckState.Checked: "symmetric", Qt.CheckState.Unchecked: "asymmetric"}.get(
-                self.symmetric.checkState()) or spread_text("symmetry", spread.get("symmetry", [MIXED]))
-            grid = self.granularity.currentText() or spread_text("granularity", spread.get("granularity", [MIXED]))
+                self.symmetric.checkState()
+            ) or spread_text("symmetry", spread.get("symmetry", [MIXED]))
+            grid = self.granularity.currentText() or spread_text(
+                "granularity", spread.get("granularity", [MIXED])
+            )
             if grid == Granularity.per_block and self.block_size.value():
                 grid += f" {self.block_size.value()}"
             # a node not quantized in this role counts as float among the dtypes (it read "quantize mixed: ...")
             dtype = (self.dtype.currentText() if state == Qt.CheckState.Checked else "") or spread_text(
-                "dtype", spread.get("dtype", [MIXED]))
-            parts = [dtype, sym, grid, self.observer.currentText() or spread_text(
-                "observer", spread.get("observer", [MIXED]))]
-            parts += [box.text() if box.checkState() == Qt.CheckState.Checked else
-                      share_text(box.text(), spread.get(box.text(), [True]))
-                      for box in (self.reduce_range, self.power_of_two) if box.checkState() != Qt.CheckState.Unchecked]
+                "dtype", spread.get("dtype", [MIXED])
+            )
+            parts = [
+                dtype,
+                sym,
+                grid,
+                self.observer.currentText() or spread_text("observer", spread.get("observer", [MIXED])),
+            ]
+            parts += [
+                box.text()
+                if box.checkState() == Qt.CheckState.Checked
+                else share_text(box.text(), spread.get(box.text(), [True]))
+                for box in (self.reduce_range, self.power_of_two)
+                if box.checkState() != Qt.CheckState.Unchecked
+            ]
             text = ", ".join(parts)
         source = self.source.text()
         return f"{text} ({source})" if source else text
@@ -384,11 +419,21 @@ class RoleEditor(QGroupBox):
             self._spread = {
                 "dtype": [s.dtype if s is not None else FLOAT for s in specs],
                 "symmetry": ["symmetric" if s.symmetric else "asymmetric" for s in live],
-                "granularity": [s.granularity.value for s in live], "observer": [s.observer for s in live],
+                "granularity": [s.granularity.value for s in live],
+                "observer": [s.observer for s in live],
                 self.reduce_range.text(): [s.reduce_range for s in live],
-                self.power_of_two.text(): [s.power_of_two for s in live]}
-            for w in (self.dtype, self.symmetric, self.granularity, self.axis, self.block_size, self.observer,
-                      self.reduce_range, self.power_of_two):
+                self.power_of_two.text(): [s.power_of_two for s in live],
+            }
+            for w in (
+                self.dtype,
+                self.symmetric,
+                self.granularity,
+                self.axis,
+                self.block_size,
+                self.observer,
+                self.reduce_range,
+                self.power_of_two,
+            ):
                 w.setEnabled(bool(live))
             self._show_grid_rows(live)
             if not live:
@@ -396,8 +441,12 @@ class RoleEditor(QGroupBox):
             self._set_combo(self.dtype, [s.dtype for s in live])
             self._set_combo(self.granularity, [s.granularity.value for s in live])
             self._set_combo(self.observer, [s.observer for s in live])
-            self._offer([s.granularity.value for s in live], [s.observer for s in live], static,
-                        [s.dtype for s in live])
+            self._offer(
+                [s.granularity.value for s in live],
+                [s.observer for s in live],
+                static,
+                [s.dtype for s in live],
+            )
             self._set_check(self.symmetric, [s.symmetric for s in live])
             self._set_check(self.reduce_range, [s.reduce_range for s in live])
             self._set_check(self.power_of_two, [s.power_of_two for s in live])
@@ -418,19 +467,32 @@ class RoleEditor(QGroupBox):
         live (greyed, as the other fields)."""
         form = self.form
         form.setRowVisible(self.axis, not live or any(s.granularity != Granularity.per_tensor for s in live))
-        form.setRowVisible(self.block_size, not live or any(
-            s.granularity == Granularity.per_block or s.block_size is not None for s in live))
+        form.setRowVisible(
+            self.block_size,
+            not live or any(s.granularity == Granularity.per_block or s.block_size is not None for s in live),
+        )
 
     def _offer(self, granularities: list[str], observers: list[str], static: bool, dtypes: list[str]) -> None:
         """Grey the dtype, granularity and observer choices the plan would not apply as written for specs holding
         ``granularities``, ``observers`` and ``dtypes`` (:func:`~workbench.core.api.unapplied_choice`: also MX
         dtypes unless per_block), the reason in the item's tooltip; a greyed value the selection holds already
         stays shown."""
-        for combo, name in ((self.dtype, "dtype"), (self.granularity, "granularity"), (self.observer, "observer")):
+        for combo, name in (
+            (self.dtype, "dtype"),
+            (self.granularity, "granularity"),
+            (self.observer, "observer"),
+        ):
             model = combo.model()
             for i in range(combo.count()):
-                why = unapplied_choice(self.role, name, combo.itemText(i), static=static,
-                                       granularities=granularities, observers=observers, dtypes=dtypes)
+                why = unapplied_choice(
+                    self.role,
+                    name,
+                    combo.itemText(i),
+                    static=static,
+                    granularities=granularities,
+                    observers=observers,
+                    dtypes=dtypes,
+                )
                 model.item(i).setEnabled(why is None)
                 combo.setItemData(i, f"Not offered: {why}." if why else None, Qt.ItemDataRole.ToolTipRole)
 
@@ -456,8 +518,11 @@ class RoleEditor(QGroupBox):
     def _set_check(box: QCheckBox, values: list[bool]) -> None:
         same, value = _common(values)
         box.setTristate(not same)
-        box.setCheckState(Qt.CheckState.PartiallyChecked if not same else
-                          (Qt.CheckState.Checked if value else Qt.CheckState.Unchecked))
+        box.setCheckState(
+            Qt.CheckState.PartiallyChecked
+            if not same
+            else (Qt.CheckState.Checked if value else Qt.CheckState.Unchecked)
+        )
 
 
 class Inspector(QWidget):
@@ -643,11 +708,16 @@ class Inspector(QWidget):
         self._show_problems([])
         self.exclude_source.setText("")
         name = html.escape(f.name)
-        self.node_box.show_facts(None if f.edge is not None else self.node_facts(f.proto, f.nodes), links=False)
+        self.node_box.show_facts(
+            None if f.edge is not None else self.node_facts(f.proto, f.nodes), links=False
+        )
         if f.edge is not None:
             tensor = f.edge
-            self.header.setText(f"<b>Edge</b> carrying {html.escape(tensor)} in {name}" if tensor
-                                else f"<b>Edge</b> in {name}: it carries float (no Q/DQ pair on it).")
+            self.header.setText(
+                f"<b>Edge</b> carrying {html.escape(tensor)} in {name}"
+                if tensor
+                else f"<b>Edge</b> in {name}: it carries float (no Q/DQ pair on it)."
+            )
             param = next((p for p in f.params if p.tensor == tensor), None) if tensor else None
             if tensor:
                 self.quant_params.show_tensor(param, tensor)
@@ -656,11 +726,16 @@ class Inspector(QWidget):
             return
         self.quant_params.show_file_nodes(f.proto, f.nodes, f.params)
         if not f.nodes:
-            self.header.setText(f"No node selected in {name}. Click a node or an edge of its graph to see "
-                                "the quantization parameters the file holds.")
+            self.header.setText(
+                f"No node selected in {name}. Click a node or an edge of its graph to see "
+                "the quantization parameters the file holds."
+            )
         else:
-            self.header.setText(self._header_text(f.nodes, f.op_types.get) + f" in {name}"
-                                + ("" if self.quant_params.label.text() else ": runs in float (no Q/DQ around it)"))
+            self.header.setText(
+                self._header_text(f.nodes, f.op_types.get)
+                + f" in {name}"
+                + ("" if self.quant_params.label.text() else ": runs in float (no Q/DQ around it)")
+            )
 
     @guarded
     def refresh(self) -> None:
@@ -704,12 +779,19 @@ class Inspector(QWidget):
             self._show_exclude_source(resolved)
         overridden = [n for n in nodes if n in self.doc.recipe.overrides]
         self.reset.setEnabled(bool(overridden))
-        self.reset.setToolTip(RESET_TIP if overridden else
-                              "The selection has no per-node settings: the rules and the preset apply to it")
+        self.reset.setToolTip(
+            RESET_TIP
+            if overridden
+            else "The selection has no per-node settings: the rules and the preset apply to it"
+        )
         units = self._unit_nodes()
         self.exclude.setEnabled(bool(units))
-        self.exclude.setToolTip("" if units else "Not a node unit of its own (folded into the unit before it, or "
-                                "never quantized): select that unit to keep it in float")
+        self.exclude.setToolTip(
+            ""
+            if units
+            else "Not a node unit of its own (folded into the unit before it, or "
+            "never quantized): select that unit to keep it in float"
+        )
         if not quantized:
             self._show_applicable_roles(resolved)
 
@@ -722,8 +804,15 @@ class Inspector(QWidget):
                 return
             resolved = [self._as_shown(n) for n in self.nodes]
         latency = latency_kept_units(self.doc)
-        srcs = sorted({"latency check" if r.excluded and r.node in latency and r.sources.get("exclude") == "override"
-                       else r.sources.get("exclude", "") for r in resolved} - {""})
+        srcs = sorted(
+            {
+                "latency check"
+                if r.excluded and r.node in latency and r.sources.get("exclude") == "override"
+                else r.sources.get("exclude", "")
+                for r in resolved
+            }
+            - {""}
+        )
         self.exclude_source.setText(", ".join(srcs[:3]))
 
     def _as_shown(self, node: str) -> ResolvedNode:
@@ -757,19 +846,29 @@ class Inspector(QWidget):
         static = self.doc.recipe.preset_obj().mode == "static"
         for role, editor in self.roles.items():
             editor.setVisible(role in shown)
-            editor.show_resolved([r for r in resolved if role in self.node_roles[r.node]],
-                                 rank=min(ranks, default=0) if role == "weight" else 0, static=static)
+            editor.show_resolved(
+                [r for r in resolved if role in self.node_roles[r.node]],
+                rank=min(ranks, default=0) if role == "weight" else 0,
+                static=static,
+            )
             editor.setEnabled(bool(resolved) and len(excluded) < len(resolved))
             if excluded and len(excluded) == len(resolved):
                 editor.source.setText("excluded: kept in float (these apply if it is quantized again)")
         self._fold_roles()
         plan = self.doc.plan
         self.roles["activation"].show_reads(
-            reads_text({r.node: input_reads(plan, r.node) for r in resolved}) if plan is not None else "")
+            reads_text({r.node: input_reads(plan, r.node) for r in resolved}) if plan is not None else ""
+        )
         notes = list(dict.fromkeys(notes))
         if len(self.node_roles) > 1 and notes:
-            notes = [f"{len(notes)} kinds of node in the selection have fewer settings; an edit changes only the "
-                     "nodes it applies to."] if len(notes) > 2 else notes
+            notes = (
+                [
+                    f"{len(notes)} kinds of node in the selection have fewer settings; an edit changes only the "
+                    "nodes it applies to."
+                ]
+                if len(notes) > 2
+                else notes
+            )
         notes = ([excluded_note(len(excluded), len(resolved))] if excluded else []) + notes
         self.roles_note.setText("\n".join(notes))
         self.roles_note.setVisible(bool(notes))
@@ -793,7 +892,7 @@ class Inspector(QWidget):
             editor.update_summary()
 
     def _header_text(self, nodes: list[str], op_type=None) -> str:
-        """"<b>name</b> (1 Conv)" or "<b>3 nodes</b> (2 Conv, 1 Relu): a, b, c"; ``op_type``: name -> op
+        """ "<b>name</b> (1 Conv)" or "<b>3 nodes</b> (2 Conv, 1 Relu): a, b, c"; ``op_type``: name -> op
         type (default: the open model's)."""
         op_type = op_type or self.doc.op_type
         ops: dict[str, int] = {}
