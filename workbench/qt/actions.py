@@ -20,6 +20,8 @@ from typing import Any
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QMainWindow
 
+from workbench.qt import toolbar_tips
+
 K = QKeySequence.StandardKey
 
 #: enabled-state group -> predicate over the window's state (see :func:`update_enabled`)
@@ -290,7 +292,8 @@ def build_menus(window: Any, actions: dict[str, QAction], docks: dict, current_t
 
 
 def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
-    """The main toolbar from :data:`TOOLBAR`; sets ``window.search`` and ``window.color_mode``."""
+    """The main toolbar from :data:`TOOLBAR`; sets ``window.search`` and ``window.color_mode``. Its buttons'
+    tooltips name the key and what the command does (:mod:`workbench.qt.toolbar_tips`)."""
     tb = window.addToolBar("Main")
     tb.setObjectName("toolbar-main")
     for entry in TOOLBAR:
@@ -311,6 +314,7 @@ def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
             tb.addWidget(window.color_mode)
         else:
             tb.addAction(actions[entry])
+    toolbar_tips.install(tb)  # each button's tooltip: the command, its key and what it does
 
 
 def update_enabled(actions: dict[str, QAction], **state: bool) -> None:
