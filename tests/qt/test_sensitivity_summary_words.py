@@ -30,11 +30,12 @@ def test_every_unit_measured_and_a_pending_suggestion(qtbot):
     rows = [_row("/f/f.0/Conv", 35.0, 3.0)] + [_row(f"/f/f.{i}/Gemm", 50.0, 0.1) for i in range(1, 5)]
     panel = _panel(qtbot, rows, ["/f/f.0/Conv"])
     assert panel.summary.text() == ("5 units, all measured end to end; all quantized: 40.00 dB over the first 8 "
-                                    "calibration rows. Suggestion: keep 1 in float (/f/f.0/Conv). Click a row to "
-                                    "select the node.")
+                                    "calibration rows. Suggestion: keep 1 in float (/f/f.0/Conv). Rows in bold: "
+                                    "suggested to keep in float. Click a row to select the node.")
     panel.set_float({"/f/f.0/Conv"})
-    assert panel.summary.text().endswith("Suggestion: keep 1 in float (/f/f.0/Conv) - applied. Click a row to "
-                                         "select the node.")
+    assert panel.summary.text().endswith("Suggestion: keep 1 in float (/f/f.0/Conv) - applied. Rows in bold: "
+                                         "suggested to keep in float; greyed: kept in float by the current recipe. "
+                                         "Click a row to select the node.")
 
 
 def test_some_units_by_their_own_output_only(qtbot):

@@ -249,8 +249,15 @@ class SensitivityPanel(QWidget):
             text += f" Suggestion: keep {len(self.suggestion)} in float ({', '.join(self.suggestion[:3])}" + \
                     (" ...)" if len(self.suggestion) > 3 else ")")
             text += " - applied." if not self.pending() else "."
-        text += " Click a row to select the node."
+        text += self._marks_text() + " Click a row to select the node."
         return STALE + text if self.stale else text
+
+    def _marks_text(self) -> str:
+        """What the table's bold and greyed rows mean, when it has such rows (said only in their tooltips)."""
+        shown = {r.node for r in self.result.rows} if self.result is not None else set()
+        marks = (["in bold: suggested to keep in float"] if shown & set(self.suggestion) else []) + (
+            ["greyed: kept in float by the current recipe"] if shown & self.float_nodes else [])
+        return f" Rows {'; '.join(marks)}." if marks else ""
 
     def node_at(self, row: int) -> str:
         """Node name shown in table row ``row`` (after sorting)."""
