@@ -146,7 +146,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Select every node with the op type of the selected node (in the shown graph)", group="model_graph"),
     # View
     ActionSpec("fit", "&Fit graph", "on_shown_canvas", ("Ctrl+0",), group="graph", args=("fit",)),
-    ActionSpec("zoom_in", "Zoom &in", "on_shown_canvas", (K.ZoomIn,), group="graph", args=("zoom_in",)),
+    # Ctrl+= too: Ctrl++ needs Shift on most layouts, so Ctrl and the '=' key is what is pressed
+    ActionSpec("zoom_in", "Zoom &in", "on_shown_canvas", (K.ZoomIn, "Ctrl+="), group="graph", args=("zoom_in",)),
     ActionSpec("zoom_out", "Zoom &out", "on_shown_canvas", (K.ZoomOut,), group="graph", args=("zoom_out",)),
     ActionSpec("expand_all", "E&xpand All Groups", "on_shown_canvas", ("Ctrl+]",),
                "Open every group: all nodes drawn", group="graph", args=("expand_all",)),
