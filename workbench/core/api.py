@@ -109,6 +109,7 @@ _LAZY: dict[str, str] = {
     "external_identity": "workbench.core.model.external_identity",
     "sweep_placement_note": "workbench.core.report.sweep_match",
     "lift_weights": "workbench.core.model.weights",
+    "infer_shapes": "workbench.core.model.shapes",
     # analysis
     "UnitError": "workbench.core.analysis.unit_error",
     "build_node_data": "workbench.core.analysis.node_data",
@@ -259,8 +260,19 @@ _LAZY: dict[str, str] = {
     "clean_killed_write": "workbench.core.io.atomic",
 }
 
-__all__ = sorted([*_LAZY, "open_model", "inspect_model", "make_recipe", "load_recipe", "node_op_type", "resolve",
-                  "evaluate", "quantized_file_cost"])
+__all__ = sorted(
+    [
+        *_LAZY,
+        "open_model",
+        "inspect_model",
+        "make_recipe",
+        "load_recipe",
+        "node_op_type",
+        "resolve",
+        "evaluate",
+        "quantized_file_cost",
+    ]
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -277,8 +289,13 @@ def __dir__() -> list[str]:
     return __all__
 
 
-def open_model(path: str | Path, *, hash_now: bool = True, progress: ProgressFn | None = None,
-               cancel: CancelToken | None = None) -> PreparedModel:
+def open_model(
+    path: str | Path,
+    *,
+    hash_now: bool = True,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> PreparedModel:
     """Load and prepare a model (see :func:`workbench.core.model.load.load_model`; ``hash_now=False``:
     its file is hashed when ``sha256`` is first read, "" if it changed by then; ``progress`` told each of
     ``progress.OPEN_STEPS``, ``cancel`` checked between them: raises Cancelled)."""
@@ -321,12 +338,16 @@ def load_recipe(path: str | Path) -> Recipe:
     except OSError as exc:
         raise RecipeError(f"{path}: cannot read recipe ({exc.strerror}).", hint="Check the path.") from None
     except UnicodeDecodeError as exc:
-        raise RecipeError(f"{path}: not a recipe (not UTF-8 JSON text: {exc.reason} at byte {exc.start}).",
-                          hint="Give a recipe .json file, e.g. examples/recipes/ppocrv4_rec.json.") from None
+        raise RecipeError(
+            f"{path}: not a recipe (not UTF-8 JSON text: {exc.reason} at byte {exc.start}).",
+            hint="Give a recipe .json file, e.g. examples/recipes/ppocrv4_rec.json.",
+        ) from None
     if path.suffix == ".wbproj" or '"schema_version"' in text[:4096]:
-        raise RecipeError(f"{path} is a project, not a recipe.",
-                          hint=f"Replay it with `workbench-cli quantize {path}` (add --model NEW.onnx to apply it to "
-                               "another model).")
+        raise RecipeError(
+            f"{path} is a project, not a recipe.",
+            hint=f"Replay it with `workbench-cli quantize {path}` (add --model NEW.onnx to apply it to "
+            "another model).",
+        )
     return __getattr__("Recipe").from_json(text, source=str(path), unapplied=True)
 
 
@@ -334,8 +355,10 @@ def node_op_type(model: PreparedModel, node: str) -> str:
     for n in model.graph.node:
         if n.name == node:
             return n.op_type
-    raise RecipeError(f"No node named {node!r} in {model.path or 'the model'}.",
-                      hint="Use a name shown by `workbench-cli inspect`.")
+    raise RecipeError(
+        f"No node named {node!r} in {model.path or 'the model'}.",
+        hint="Use a name shown by `workbench-cli inspect`.",
+    )
 
 
 def resolve(model: PreparedModel, recipe: Recipe, node: str) -> ResolvedNode:
@@ -343,26 +366,49 @@ def resolve(model: PreparedModel, recipe: Recipe, node: str) -> ResolvedNode:
     return __getattr__("resolve_node")(recipe, node, node_op_type(model, node))
 
 
-def quantized_file_cost(model: PreparedModel, data: Any = None, *, batch: int = 1,
-                        input_shapes: dict[str, list[int]] | None = None):
+def quantized_file_cost(
+    model: PreparedModel,
+    data: Any = None,
+    *,
+    batch: int = 1,
+    input_shapes: dict[str, list[int]] | None = None,
+):
     """The cost of an already-quantized ``model`` as the file is (a CostReport,
     :func:`workbench.core.analysis.quantized_cost.quantized_cost`) at the bits of its integer tensors and the
     kernels onnxruntime runs (:func:`workbench.core.inspection.kernel_bits.file_bits`), and the one line
     that says how it is quantized ("QDQ: 3 Conv uint8/int8, 1 Gemm uint8/int8"). Raises what
     ``quantized_cost`` raises."""
     bits, kernel, text = __getattr__("file_bits")(model.proto)
-    return __getattr__("quantized_cost")(model, bits, kernel, data, batch=batch, input_shapes=input_shapes), text
+    return __getattr__("quantized_cost")(
+        model, bits, kernel, data, batch=batch, input_shapes=input_shapes
+    ), text
 
 
-def evaluate(float_model: Any, quant_model: Any, data: Any, *, samples: int | None = None,
-             metric: Any = None, progress: ProgressFn | None = None, cancel: CancelToken | None = None,
-             metric_output: str | None = None, float_as_given: bool = False):
+def evaluate(
+    float_model: Any,
+    quant_model: Any,
+    data: Any,
+    *,
+    samples: int | None = None,
+    metric: Any = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+    metric_output: str | None = None,
+    float_as_given: bool = False,
+):
     """Run float and quantized models over ``data``; per-output SQNR, cosine, max abs error, and a
     task metric on both when ``metric`` names one, read from output ``metric_output`` (default the first);
     ``float_as_given``: an opened float model runs as its file holds it, not its prepared (folded) graph
     (see :func:`workbench.core.analysis.evaluate.evaluate`)."""
     run = importlib.import_module("workbench.core.analysis.evaluate").evaluate
-    return run(float_model, quant_model, data, samples=samples, metric=metric, progress=progress,
-               cancel=cancel, metric_output=metric_output, float_as_given=float_as_given)
-
-
+    return run(
+        float_model,
+        quant_model,
+        data,
+        samples=samples,
+        metric=metric,
+        progress=progress,
+        cancel=cancel,
+        metric_output=metric_output,
+        float_as_given=float_as_given,
+    )

@@ -17,7 +17,8 @@ beside a "Fit graph" button.
 Like the main graph for a quantized file, Constant nodes are drawn as the weights they are
 (:func:`workbench.core.api.lift_weights`): onnxruntime's QDQ output of ppocrv4_rec keeps 420 unnamed Constant
 nodes; laid out on one row they made the whole-graph fit 0.0093 where the main graph, showing the
-same file, fits at 0.061.
+same file, fits at 0.061. Its output shapes are inferred as the Graph tab's are (:func:`workbench.core.api.infer_shapes`):
+onnxruntime's QOperator export of digits_cnn keeps no value_info for the tensors it renames (7 of 9 nodes drew no shape).
 
 :func:`quant_info` builds the texts the canvas shows on hover, for this tab and the main graph.
 """
@@ -35,6 +36,7 @@ from workbench.core.api import (
     QuantSummary,
     QuantTensor,
     format_param,
+    infer_shapes,
     lift_weights,
     params_around_nodes,
     read_quant_params,
@@ -53,8 +55,10 @@ MAX_DETAIL_LINES = 3
 #: what the parameter line says while nothing is clicked
 CLICK_HINT = "Click an edge or a node to see its scale and zero point."
 #: the parameter line in the "error" colour mode: this tab has no SQNR to colour by
-NO_SQNR_HINT = ("No SQNR here: the exported file alone has no float reference. View > Compare Float vs "
-                "Quantized (Ctrl+Shift+D) measures it on your data.")
+NO_SQNR_HINT = (
+    "No SQNR here: the exported file alone has no float reference. View > Compare Float vs "
+    "Quantized (Ctrl+Shift+D) measures it on your data."
+)
 
 
 def quant_info(summary: QuantSummary, params: list[QuantTensor], proto) -> tuple[dict, dict, dict]:
@@ -86,7 +90,9 @@ class ExportedCanvas(GraphCanvas):
         self.setTransform(QTransform.fromScale(scale, scale))
         view = QRectF(self.viewport().rect())
         top = d.bounds.top() - 30
-        extent = self._drawn_extent(QRectF(d.bounds.left() - 30, top, d.bounds.width() + 60, view.height() / scale))
+        extent = self._drawn_extent(
+            QRectF(d.bounds.left() - 30, top, d.bounds.width() + 60, view.height() / scale)
+        )
         area = self._start_area(view, extent.width() * scale)
         margin = 8.0
         if extent.width() * scale <= area.width():  # the rows fit across: centred
@@ -94,8 +100,12 @@ class ExportedCanvas(GraphCanvas):
         else:  # wider: their left end at the area's left
             x = extent.left() - (area.left() + margin - view.center().x()) / scale
         y = top - (area.top() + margin - view.center().y()) / scale
-        visible = QRectF(x - view.width() / (2 * scale), y - view.height() / (2 * scale),
-                         view.width() / scale, view.height() / scale)
+        visible = QRectF(
+            x - view.width() / (2 * scale),
+            y - view.height() / (2 * scale),
+            view.width() / scale,
+            view.height() / scale,
+        )
         self.scene().setSceneRect(self.sceneRect().united(visible))  # the fit's rect holds the whole graph
         self.centerOn(QPointF(x, y))
         self._sync_items()
@@ -113,7 +123,9 @@ class ExportedCanvas(GraphCanvas):
         right = QRectF(box.right() + gap, view.top(), view.right() - box.right() - gap, view.height())
         if width <= right.width():
             return right
-        return QRectF(view.left(), box.bottom() + gap, view.width(), max(view.bottom() - box.bottom() - gap, 1.0))
+        return QRectF(
+            view.left(), box.bottom() + gap, view.width(), max(view.bottom() - box.bottom() - gap, 1.0)
+        )
 
     def _drawn_extent(self, band: QRectF) -> QRectF:
         """Left-right extent of the nodes and group boxes drawn in ``band`` (scene), ``band`` tall."""
@@ -146,17 +158,27 @@ class QuantModelTab(QWidget):
         ``path`` cannot be read as ONNX (the message names it).
     """
 
-    def __init__(self, path: str | Path, parent: QWidget | None = None, *, colour: QComboBox | None = None,
-                 inspector: Inspector | None = None):
+    def __init__(
+        self,
+        path: str | Path,
+        parent: QWidget | None = None,
+        *,
+        colour: QComboBox | None = None,
+        inspector: Inspector | None = None,
+    ):
         super().__init__(parent)
         self.path = Path(path)
         self.stamp = file_stamp(self.path)  # the file as read: a later export over it is seen
         try:
             self.proto = onnx.load(str(self.path))
         except Exception as exc:  # noqa: BLE001 - protobuf raises its own types
-            raise ModelError(f"{self.path}: cannot read the model ({exc}).", hint="Export it again.") from None
+            raise ModelError(
+                f"{self.path}: cannot read the model ({exc}).", hint="Export it again."
+            ) from None
         # Constant weights drawn as the weights they are, by the model preparation's own lifting
         self.proto, self.lifted_constants, _ = lift_weights(self.proto, in_place=True)
+        # output shapes as the Graph tab draws them: a QOperator file keeps no value_info for its renamed tensors
+        self.proto = infer_shapes(self.proto, [])
         params = read_quant_params(self.proto)
         self.params = {p.tensor: p for p in params}
         self._by_node = params_around_nodes(self.proto, params)
@@ -174,7 +196,9 @@ class QuantModelTab(QWidget):
         self.banner.show_summary(self.summary, self.path.name, EXPORTED_FILE_NOTE)
         self.banner.setToolTip(f"{self.path}\n{self.banner.toolTip()}")
         lay.addWidget(self.banner)
-        self.stale = QLabel(self)  # what changed since the export (:meth:`set_stale`); hidden while nothing did
+        self.stale = QLabel(
+            self
+        )  # what changed since the export (:meth:`set_stale`); hidden while nothing did
         self.stale.setWordWrap(True)
         self.stale.setContentsMargins(4, 0, 4, 0)
         self.stale.setStyleSheet("font-weight: bold;")
@@ -229,7 +253,9 @@ class QuantModelTab(QWidget):
         else:
             self._edge, self._nodes = tensor, []
             p = self.params.get(tensor)
-            self._set_details([f"{p.node}: {format_param(p)}" if p is not None else "This edge carries float."])
+            self._set_details(
+                [f"{p.node}: {format_param(p)}" if p is not None else "This edge carries float."]
+            )
         self._show_in_inspector()
 
     def _on_nodes(self, names: list) -> None:
@@ -245,16 +271,28 @@ class QuantModelTab(QWidget):
     def _set_details(self, lines: list[str]) -> None:
         """The parameter line: the first :data:`MAX_DETAIL_LINES` lines (all of them in its tooltip),
         so a selection with many tensors does not squeeze the graph."""
-        shown = lines if len(lines) <= MAX_DETAIL_LINES else (
-            lines[:MAX_DETAIL_LINES - 1] + [f"... {len(lines) - MAX_DETAIL_LINES + 1} more (hover here, or see the "
-                                            "Inspector)"])
+        shown = (
+            lines
+            if len(lines) <= MAX_DETAIL_LINES
+            else (
+                lines[: MAX_DETAIL_LINES - 1]
+                + [f"... {len(lines) - MAX_DETAIL_LINES + 1} more (hover here, or see the Inspector)"]
+            )
+        )
         self.details.setText("\n".join(shown))
         self.details.setToolTip("\n".join(lines) if len(lines) > MAX_DETAIL_LINES else "")
 
     def selection(self) -> FileSelection:
         """What the Inspector shows for this tab."""
-        return FileSelection(owner=self, name=self.path.name, proto=self.proto, params=list(self.params.values()),
-                             op_types=self.op_types, nodes=list(self._nodes), edge=self._edge)
+        return FileSelection(
+            owner=self,
+            name=self.path.name,
+            proto=self.proto,
+            params=list(self.params.values()),
+            op_types=self.op_types,
+            nodes=list(self._nodes),
+            edge=self._edge,
+        )
 
     def _show_in_inspector(self) -> None:
         if self.inspector is not None and self.isVisible():
