@@ -395,7 +395,7 @@ class RunController(QObject):
         """Write the HTML report (recipe, issues, SQNR, histograms, sensitivity, metric, graph) to ``path``
         with the cached ranges: measured on ``evaluation``'s eval data, samples and task metric (the
         Evaluate panel's, as :meth:`evaluate` takes them) or on the calibration data; with the last
-        sensitivity sweep when it was made with the current recipe, and the autotune ``curve`` (the
+        sensitivity sweep when it was made with the current recipe and rows, and the autotune ``curve`` (the
         Autotune panel's) when given. Refused when ``path`` is an input file or cannot be written (as
         :meth:`export`)."""
         self._need_model()
@@ -408,7 +408,8 @@ class RunController(QObject):
         check_output_path(path)
         self._need_data()
         sweep = self.doc.sensitivity_json()
-        current = sweep is not None and sweep.get("recipe") == self.doc.recipe.to_json()
+        # made with this recipe on these rows (one of other rows showed as current, its figures of other ranges)
+        current = sweep is not None and sweep.get("recipe") == self.doc.recipe.to_json() and sweep["on_current_data"]
         measure = {"eval_samples": self.analysis_samples}
         if evaluation is not None:
             measure = {"eval": evaluation["eval_data"], "eval_samples": evaluation["eval_samples"],

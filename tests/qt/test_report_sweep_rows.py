@@ -1,0 +1,41 @@
+"""The report leaves out a sweep measured on other calibration rows, as it leaves out one of another recipe.
+
+Found by a user pass: after the sweep of digits_cnn and a new calibration sample count, the Sensitivity dock
+said "Out of date: swept with ... other calibration data", while File > Export Report put the old sweep's
+figures in the page as this model's, beside figures measured on the new rows."""
+
+from __future__ import annotations
+
+import pytest
+from latency_fakes import quantized_faster
+from test_app_flow import run_job
+
+NO_SWEEP = "No end-to-end sweep in this report"
+
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(monkeypatch):
+    quantized_faster(monkeypatch)  # every unit quantized, whatever this machine measures
+
+
+def sweep_section(qtbot, win, path) -> str:
+    state, res = run_job(qtbot, win, lambda: win.export_report_to(path), timeout=300_000)
+    assert state == "succeeded", res
+    return path.read_text(encoding="utf-8").split('<section id="sensitivity"', 1)[1].split("</section>", 1)[0]
+
+
+def test_a_sweep_of_other_rows_is_left_out_of_the_report(qtbot, window, open_file, corpus, tmp_path):
+    win = window
+    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
+    win.calibration.samples.setValue(8)
+    win.calibration.choose_first.setChecked(False)
+    state, res = run_job(qtbot, win, win.act_sensitivity.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    swept = sweep_section(qtbot, win, tmp_path / "current.html")
+    assert NO_SWEEP not in swept and f"({win.doc.sensitivity.samples} samples," in swept
+
+    win.calibration.samples.setValue(5)  # other rows: the sweep is out of date
+    assert win.sensitivity.stale
+    assert NO_SWEEP in sweep_section(qtbot, win, tmp_path / "other_rows.html")
+    win.calibration.samples.setValue(8)  # its rows again
+    assert NO_SWEEP not in sweep_section(qtbot, win, tmp_path / "again.html")
