@@ -216,6 +216,21 @@ def test_view_in_a_window_that_refuses_to_close_keeps_serving(qtbot):
     assert wait_stopped(port) and view.url() is None and not view._browser_button.isEnabled()
 
 
+def test_a_refused_close_then_an_immediate_hide_keeps_serving(qtbot):
+    """The refusal is known when close() returns, not some event-loop turns later: a hide() right after a
+    refused close (no turn of the loop between, as on a busy machine) is no close. It stopped the server
+    while the view still waited for timers to forget the Close."""
+    top = _Asking([False, True])
+    view = _hosted(qtbot, top)
+    url, port = view.url(), view.server.address[1]
+    assert not top.close()
+    top.hide()
+    assert view.server.running and get(url)[0] == 200
+    top.show()
+    assert top.close()
+    assert wait_stopped(port) and view.url() is None
+
+
 def test_view_in_a_window_whose_close_asks_in_a_modal_dialog_stops_when_it_closes(qtbot):
     """The window asks in a modal dialog (200 ms, its own event loop): the close refused after it leaves the
     server running, the close accepted after it stops the server."""

@@ -24,9 +24,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import onnx
-from PySide6.QtCore import QEvent, Qt, QThread, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from workbench.core.errors import ModelError
 
@@ -184,8 +184,7 @@ class NetronView(QWidget):
         self.server = NetronServer()
         self.destroyed.connect(self.server.stop)
         self._watched: QWidget | None = None  # top-level window whose accepted close stops the server
-        self._close_level: int | None = None  # event-loop level of the watched window's pending Close
-        self._close_grace = 0  # more looks at a pending Close while no modal widget is active (_close_settled)
+        self._delivering = False  # the filter is handing the watched window its Close (eventFilter)
         self._status = QLabel("No model shown.")
         self._status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._browser_button = QPushButton("Open in browser")
@@ -260,34 +259,18 @@ class NetronView(QWidget):
         super().showEvent(event)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
-        # The filter sees the window's Close before the window decides (its closeEvent may ignore it:
-        # Cancel to the unsaved-changes prompt). Qt hides a window whose Close was accepted before
-        # close() returns, so the server stops on that Hide; _close_settled forgets a refused Close.
-        if obj is self._watched:
-            kind = event.type()
-            if kind == QEvent.Type.Close:
-                self._close_level = QThread.currentThread().loopLevel()
-                self._close_grace = 3
-                QTimer.singleShot(0, self, self._close_settled)
-            elif kind == QEvent.Type.Hide and self._close_level is not None and not event.spontaneous():
-                self._close_level = None
+        # The window's closeEvent decides whether a Close closes it (Cancel to the unsaved-changes prompt, asked
+        # in a modal dialog, refuses it). The filter hands the Close to the window itself and reads the decision
+        # off the event: an accepted Close stops the server before close() returns, a refused one leaves it
+        # serving, and a later hide() of the window is no close. Deciding here, not by watching for the Hide
+        # that follows an accepted Close, needs no timers (those depended on how soon the loop ran them).
+        if obj is self._watched and event.type() == QEvent.Type.Close and not self._delivering:
+            self._delivering = True
+            try:
+                obj.event(event)
+            finally:
+                self._delivering = False
+            if event.isAccepted():
                 self.stop()
+            return True  # delivered: Qt reads isAccepted() off the event as if the window had received it
         return False
-
-    def _close_settled(self) -> None:
-        """Forget the watched window's Close once it is decided. While a modal prompt asked from its
-        closeEvent runs (an event loop deeper than the one that delivered the Close) the window may
-        still accept it: look again in 50 ms."""
-        if self._close_level is None:
-            return
-        deeper = QThread.currentThread().loopLevel() > self._close_level
-        if deeper and QApplication.activeModalWidget() is None and self._close_grace > 0:
-            # a prompt just accepted leaves no modal widget while its exec() has yet to return: look once more
-            # from the next turn of the loop (forgetting here left an accepted close's server running now and then)
-            self._close_grace -= 1
-            QTimer.singleShot(0, self, self._close_settled)
-            return
-        if deeper and QApplication.activeModalWidget() is not None:
-            QTimer.singleShot(50, self, self._close_settled)
-            return
-        self._close_level = None
