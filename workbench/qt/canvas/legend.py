@@ -184,14 +184,18 @@ def legend_entries(
     if (
         mode == "error" and picture and not _values_drawn(canvas)
     ):  # all grey: the stops explain no colour drawn
-        return canvas.error_label(), [("no value", colors.NO_VALUE)], list(canvas.error_notes or [])
+        return (
+            canvas.error_label(),
+            [("no value", colors.NO_VALUE)],
+            [*(canvas.error_notes or []), *float_notes(canvas)],
+        )
     if mode == "error":
         stops = colors.ERROR_STOPS
         if canvas.error_scale is not None:
             return (
                 canvas.error_label(),
                 _scaled_rows(canvas.error_scale),
-                list(canvas.error_notes or [_scaled_note(canvas.error_scale)]),
+                [*(canvas.error_notes or [_scaled_note(canvas.error_scale)]), *float_notes(canvas)],
             )
         rows = [(f"<= {stops[0][0]:g} dB", stops[0][1])]
         rows += [(f"{db:g} dB", c) for db, c in stops[1:-1]]
@@ -202,7 +206,7 @@ def legend_entries(
         )
         if canvas._error_edges is not None:
             notes.append("edges: SQNR of the tensor they carry; nodes: of their output")
-        return canvas.error_label(), rows, notes
+        return canvas.error_label(), rows, notes + float_notes(canvas)  # the outline is drawn in every mode
     if mode == "dtype":
         rows = [(label, c) for label, c in canvas.legend()]
         notes = []
@@ -243,7 +247,7 @@ def legend_entries(
             notes.append(FRACTION_BOX_NOTE)
         in_file = state is not None and bool(state.kernels or state.compute)  # a model quantized elsewhere
         title = "dtype in the file" if canvas.edge_colour_keys() or in_file else "dtype (recipe)"
-        return title, rows, notes
+        return title, rows, notes + float_notes(canvas)
     rows = _op_rows(canvas)
     return "op type", rows if all_ops else rows[:limit], float_notes(canvas)
 
