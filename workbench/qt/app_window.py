@@ -578,7 +578,8 @@ class MainWindow(QMainWindow):
             settings.set_last_dir(path)
         self._update_title()
         self._update_actions()
-        notes = f" ({count(len(model.notes), 'preparation note')}, see Problems)" if model.notes else ""
+        issues = link_text(*self._problem_counts)  # the figure the Problems link beside it shows
+        notes = f" ({issues}, see Problems)" if issues else ""
         quantized = " Already quantized: Calibrate, Analyze and Export are off." if self.doc.quant_summary else ""
         self.set_status(f"Opened {path.name}: {count(len(model.graph.node), 'node')}{notes}.{quantized}"
                         + (f" {extra}" if extra else ""))
