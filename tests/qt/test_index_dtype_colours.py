@@ -34,24 +34,35 @@ def test_index_dtypes_are_calm_greys_and_no_dtype_falls_on_a_warning_colour():
 def _qdq_with_shape_chain() -> onnx.ModelProto:
     """DQ(x) -> Conv (DQ weight) -> Q/DQ -> Reshape whose shape is Shape -> Gather -> Unsqueeze -> Concat (int64)."""
     u8, i8 = TensorProto.UINT8, TensorProto.INT8
-    inits = [numpy_helper.from_array(np.ones((4, 2, 1, 1), np.int8), "wq"),
-             numpy_helper.from_array(np.array(0.1, np.float32), "s"),
-             helper.make_tensor("z8", u8, [], [128]), helper.make_tensor("zw", i8, [], [0]),
-             numpy_helper.from_array(np.array(0, np.int64), "i0"), numpy_helper.from_array(np.array([0], np.int64), "ax"),
-             numpy_helper.from_array(np.array([-1], np.int64), "minus1")]
-    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z8"], ["xq"], name="qx"),
-             helper.make_node("DequantizeLinear", ["xq", "s", "z8"], ["xd"], name="dqx"),
-             helper.make_node("DequantizeLinear", ["wq", "s", "zw"], ["w"], name="dqw"),
-             helper.make_node("Conv", ["xd", "w"], ["c"], name="conv"),
-             helper.make_node("QuantizeLinear", ["c", "s", "z8"], ["cq"], name="qc"),
-             helper.make_node("DequantizeLinear", ["cq", "s", "z8"], ["cd"], name="dqc"),
-             helper.make_node("Shape", ["cd"], ["shp"], name="shape"),
-             helper.make_node("Gather", ["shp", "i0"], ["n"], name="gather", axis=0),
-             helper.make_node("Unsqueeze", ["n", "ax"], ["n1"], name="unsqueeze"),
-             helper.make_node("Concat", ["n1", "minus1"], ["new_shape"], name="concat", axis=0),
-             helper.make_node("Reshape", ["cd", "new_shape"], ["y"], name="reshape")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], inits)
+    inits = [
+        numpy_helper.from_array(np.ones((4, 2, 1, 1), np.int8), "wq"),
+        numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+        helper.make_tensor("z8", u8, [], [128]),
+        helper.make_tensor("zw", i8, [], [0]),
+        numpy_helper.from_array(np.array(0, np.int64), "i0"),
+        numpy_helper.from_array(np.array([0], np.int64), "ax"),
+        numpy_helper.from_array(np.array([-1], np.int64), "minus1"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z8"], ["xq"], name="qx"),
+        helper.make_node("DequantizeLinear", ["xq", "s", "z8"], ["xd"], name="dqx"),
+        helper.make_node("DequantizeLinear", ["wq", "s", "zw"], ["w"], name="dqw"),
+        helper.make_node("Conv", ["xd", "w"], ["c"], name="conv"),
+        helper.make_node("QuantizeLinear", ["c", "s", "z8"], ["cq"], name="qc"),
+        helper.make_node("DequantizeLinear", ["cq", "s", "z8"], ["cd"], name="dqc"),
+        helper.make_node("Shape", ["cd"], ["shp"], name="shape"),
+        helper.make_node("Gather", ["shp", "i0"], ["n"], name="gather", axis=0),
+        helper.make_node("Unsqueeze", ["n", "ax"], ["n1"], name="unsqueeze"),
+        helper.make_node("Concat", ["n1", "minus1"], ["new_shape"], name="concat", axis=0),
+        helper.make_node("Reshape", ["cd", "new_shape"], ["y"], name="reshape"),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+        inits,
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(m, full_check=True)
     return m
@@ -80,10 +91,18 @@ def test_int32_is_not_called_unquantized():
     named int32 with int64 (shape math)."""
     from types import SimpleNamespace
 
-    rows = [("uint8", colors.dtype_color("uint8")), ("int32", colors.dtype_color("int32")),
-            ("int64", colors.dtype_color("int64"))]
-    canvas = SimpleNamespace(color_mode=lambda: "dtype", _state=None, legend=lambda: rows,
-                             edge_colour_keys=lambda: [])
+    rows = [
+        ("uint8", colors.dtype_color("uint8")),
+        ("int32", colors.dtype_color("int32")),
+        ("int64", colors.dtype_color("int64")),
+    ]
+    canvas = SimpleNamespace(
+        color_mode=lambda: "dtype",
+        _state=None,
+        legend=lambda: rows,
+        edge_colour_keys=lambda: [],
+        float_nodes=set,
+    )
     _title, _rows, notes = legend_entries(canvas)
     assert "int64: shapes, indices, masks (greys; not quantized)" in notes
     assert "int32: quantized biases and integer accumulators, or indices (grey)" in notes

@@ -66,7 +66,9 @@ def test_harmless_units_are_green_and_the_gain_has_its_own_bands(qtbot, window, 
     window.color_by_sensitivity()
     gain = rows["/f/f.0/Conv"].gain_db
     assert gain == pytest.approx(2.892, abs=0.01)
-    assert colour_value("gain_db", gain) == pytest.approx(BEST_DB - gain / GAIN_WORST_DB * (BEST_DB - WORST_DB))
+    assert colour_value("gain_db", gain) == pytest.approx(
+        BEST_DB - gain / GAIN_WORST_DB * (BEST_DB - WORST_DB)
+    )
     for node, r in rows.items():
         assert canvas.node_color(node) == drawn(colour_value("gain_db", r.gain_db)), node
     assert canvas.node_color("/f/f.0/Conv") != error_color(WORST_DB)
@@ -109,13 +111,23 @@ class _Canvas:
     def error_label(self) -> str:
         return "Sensitivity: Gain if float (dB)"
 
+    def float_nodes(self) -> set[str]:
+        return set()
+
 
 def test_legend_without_notes_says_by_value_and_colours_each_row_by_its_value(qapp):
     """The fallback note said "colour by rank" and the rows "(most sensitive)" / "(least sensitive)", while
     the canvas draws each unit by its value: the rows now read as values (the ends as bounds), each in the
     colour the canvas gives that value, and the note says so."""
     _title, rows, notes = legend_entries(_Canvas((0.0, GAIN_WORST_DB, True)))
-    assert [label for label, _c in rows] == [">= 10.0 dB", "7.5 dB", "5.0 dB", "2.5 dB", "<= 0.0 dB", "no value"]
+    assert [label for label, _c in rows] == [
+        ">= 10.0 dB",
+        "7.5 dB",
+        "5.0 dB",
+        "2.5 dB",
+        "<= 0.0 dB",
+        "no value",
+    ]
     for (label, colour), value in zip(rows, (10.0, 7.5, 5.0, 2.5, 0.0), strict=False):
         assert colour == error_color(colour_value("gain_db", value)), label
     assert notes == ["coloured by the value: 10 dB or more red, 0 dB or less green, linear between"]
