@@ -112,7 +112,7 @@ def test_autotune_digits_transformer_apply_point_and_undo(qtbot, window, open_fi
     with qtbot.waitSignal(window.runs.cancelled, timeout=540_000):
         panel.cancel_button.click()
     qtbot.waitUntil(lambda: not window.runs.busy, timeout=300_000)
-    assert panel.final is None and len(panel.points) >= 1 and "stopped" in panel.summary.text()
+    assert panel.final is None and len(panel.points) >= 1 and "cancelled" in panel.summary.text()
     assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
     assert window.doc.recipe.model_dump() == before.model_dump()
 

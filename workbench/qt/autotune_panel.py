@@ -163,6 +163,7 @@ class AutotunePanel(QWidget):
     def clear(self) -> None:
         """No curve (a new model, or a new run starting)."""
         self.points, self.final, self.applied = [], None, None
+        self.cancelled = False  # the shown points are those of a run stopped before its end
         self.metric_float = self.target_value = None
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
@@ -187,6 +188,16 @@ class AutotunePanel(QWidget):
             self.progress.setValue(1 if self.final is not None else 0)
         if message:
             self.summary.setText(message)
+
+    def stopped(self) -> None:
+        """The run ended without its result: its points, if any, stay as a partial (cancelled) curve."""
+        self.cancelled = bool(self.points)
+        self.summary.setText(self._cancelled_text() if self.points else
+                             "Autotune stopped before any recipe was measured: nothing to apply.")
+
+    def _cancelled_text(self) -> str:
+        return (f"Autotune cancelled after {count(len(self.points), 'recipe')}: a partial curve; "
+                "the points stay clickable.")
 
     def show_progress(self, _done: int, _total: int, message: str) -> None:
         """Autotune cannot know how many recipes it will try: the bar stays busy, the text says what it does."""
@@ -221,9 +232,13 @@ class AutotunePanel(QWidget):
 
     def saved_run(self) -> dict | None:
         """The finished run as a project saves it (:func:`workbench.qt.document.check_autotune_run`): the job's
-        result, the metric's label, the target and the eval settings; None before a run ends."""
+        result, the metric's label, the target and the eval settings; a cancelled run's points marked
+        ``cancelled`` (no target met or not); None before a run ends."""
         if self.final is None:
-            return None
+            if not self.cancelled:
+                return None
+            return {"result": {"curve": list(self.points), "metric_float": self.metric_float}, "cancelled": True,
+                    "metric": self.metric_name, "target": dict(self._target), "evaluation": dict(self._evaluation)}
         result = {k: v for k, v in self.final.items() if k != "started_recipe"}
         return {"result": result, "metric": self.metric_name, "target": dict(self._target),
                 "evaluation": dict(self._evaluation)}
@@ -240,7 +255,12 @@ class AutotunePanel(QWidget):
         self._promoted_to = self._target.get("promote_to", "float")
         self.metric_float = run["result"]["metric_float"]
         self._set_target_value()
-        self.set_result(dict(run["result"]))
+        if run.get("cancelled"):
+            self.points, self.cancelled = list(run["result"]["curve"]), True
+            self._redraw()
+            self.summary.setText(self._cancelled_text())
+        else:
+            self.set_result(dict(run["result"]))
         self.mark_applied(self._matching_point())
 
     def _on_autotune(self) -> None:
@@ -262,11 +282,12 @@ class AutotunePanel(QWidget):
                 "Evaluate panel's settings changed since: autotune again (Shift+F9).")
 
     def curve_doc(self) -> dict | None:
-        """The finished curve as ``autotune --curve-json`` writes it (for the report), None before a run ends."""
-        if self.final is None or not self.points:
+        """The finished curve as ``autotune --curve-json`` writes it (for the report), a cancelled run's points
+        marked ``cancelled``; None before a run ends."""
+        if (self.final is None and not self.cancelled) or not self.points:
             return None
         ev = self._evaluation
-        return {"metric": self.metric_name, "metric_float": self.metric_float, "promote_to": self._promoted_to,
+        return {**({"cancelled": True} if self.final is None else {}),"metric": self.metric_name, "metric_float": self.metric_float, "promote_to": self._promoted_to,
                 "eval": ev.get("eval_data"), "eval_samples": ev.get("eval_samples"),
                 "curve": [e["point"] for e in self.points],
                 "front": [e["point"]["trial"] for e in self.points if e["point"].get("pareto")]}

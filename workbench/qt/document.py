@@ -143,7 +143,8 @@ def check_autotune_run(run: Any) -> None:
     """Check the shape of a saved autotune run: ``{"result": the autotune job's result (``curve``: entries with a
     ``point`` dict holding ``promoted`` and ``metric``, and a ``recipe`` JSON string; ``metric_float``,
     ``metric_before``, ``metric_after``, ``promoted``, ``met``), "metric": the metric's label, "target": the
-    target fields, "evaluation": the eval settings}``.
+    target fields, "evaluation": the eval settings}``; a cancelled run (``"cancelled": true``) holds only the
+    ``curve`` and ``metric_float`` (a number or null) of its result.
 
     Raises
     ------
@@ -160,14 +161,23 @@ def check_autotune_run(run: Any) -> None:
         if not (isinstance(point, dict) and isinstance(entry.get("recipe"), str)
                 and isinstance(point.get("promoted"), int) and isinstance(point.get("metric"), (int, float))):
             raise ValueError(f"result.curve.{i} is not a point with its recipe")
+    if run.get("cancelled") is True:
+        if not isinstance(result.get("metric_float"), (int, float, type(None))):
+            raise ValueError("result.metric_float is not a number")
+    else:
+        _check_finished(result)
+    for key, kind in (("metric", str), ("target", dict), ("evaluation", dict)):
+        if not isinstance(run.get(key), kind):
+            raise ValueError(f"{key} is not a {kind.__name__}")
+
+
+def _check_finished(result: dict) -> None:
+    """The fields of a finished autotune result besides its curve (see :func:`check_autotune_run`)."""
     for key in ("metric_float", "metric_before", "metric_after"):
         if not isinstance(result.get(key), (int, float)):
             raise ValueError(f"result.{key} is not a number")
     if not isinstance(result.get("promoted"), list) or not isinstance(result.get("met"), bool):
         raise ValueError("result.promoted or result.met missing")
-    for key, kind in (("metric", str), ("target", dict), ("evaluation", dict)):
-        if not isinstance(run.get(key), kind):
-            raise ValueError(f"{key} is not a {kind.__name__}")
 
 
 def describe_quantization(model: PreparedModel) -> tuple[QuantSummary | None, list[QuantTensor]]:

@@ -161,7 +161,15 @@ class EvaluationController(QObject):
         elif kind == "autotune":
             self.autotune_panel.set_running(False)
             if stopped:
-                tried = len(self.autotune_panel.points)
-                self.autotune_panel.summary.setText(
-                    f"Autotune stopped after {count(tried, 'recipe')}; the points stay clickable." if tried else
-                    "Autotune stopped before any recipe was measured: nothing to apply.")
+                self._autotune_stopped()
+
+    def _autotune_stopped(self) -> None:
+        """The panel keeps a stopped run's points (or none): the project and the report take the same, not the
+        curve of an earlier run."""
+        panel = self.autotune_panel
+        panel.stopped()
+        run = panel.saved_run()
+        if run is None and self.doc.autotune is None:
+            return
+        self.doc.set_autotune(run, data=self._rows)  # saved in the project ...
+        self.doc.note_new_results()  # ... so unsaved work until then (not an undoable edit)

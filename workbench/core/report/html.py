@@ -223,6 +223,11 @@ def _autotune(d: ReportData) -> str:
     used = f"{n} samples" if n else "all samples"
     note = (f"autotune --curve-json: {used} of {data or 'its eval data (not recorded in the file)'}; "
             f"{d.eval_runtime}")
+    if d.curve.get("cancelled"):
+        note = f"cancelled after {len(d.curve['curve'])} recipes: a partial curve; {note}"
+        return (f'<p class="note">Autotune was cancelled after {len(d.curve["curve"])} recipes: the curve below '
+                "is partial (no recipe chosen).</p>" + _img(autotune_curve(d.curve, note=note),
+                                                            f"autotune curve; {note}"))
     return _img(autotune_curve(d.curve, note=note), f"autotune curve; {note}")
 
 
