@@ -283,14 +283,20 @@ class AutotunePanel(QWidget):
 
     def curve_doc(self) -> dict | None:
         """The finished curve as ``autotune --curve-json`` writes it (for the report), a cancelled run's points
-        marked ``cancelled``; None before a run ends."""
-        if (self.final is None and not self.cancelled) or not self.points:
+        marked ``cancelled``; None before a run ends and while it is out of date (:meth:`out_of_date`)."""
+        if (self.final is None and not self.cancelled) or not self.points or self.out_of_date():
             return None
         ev = self._evaluation
         return {**({"cancelled": True} if self.final is None else {}),"metric": self.metric_name, "metric_float": self.metric_float, "promote_to": self._promoted_to,
                 "eval": ev.get("eval_data"), "eval_samples": ev.get("eval_samples"),
                 "curve": [e["point"] for e in self.points],
                 "front": [e["point"]["trial"] for e in self.points if e["point"].get("pareto")]}
+
+    def out_of_date(self) -> bool:
+        """True when the shown run was measured on other calibration rows, or from another recipe: the current one
+        is none of its points' (its first point is the recipe it started from; the others, ones it applies)."""
+        current = self.doc.recipe.to_json()
+        return not self.doc.autotune_current or all(e["recipe"] != current for e in self.points)
 
     def recipe_at(self, index: int) -> Recipe:
         return Recipe.model_validate_json(self.points[index]["recipe"])

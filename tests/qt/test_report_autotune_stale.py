@@ -1,0 +1,56 @@
+"""The report leaves out an autotune curve measured on other calibration rows or from another recipe, as it leaves
+out such a sensitivity sweep (the page then says it holds no curve).
+
+Found by a bug hunt: after Autotune on digits_cnn, a new calibration sample count (other ranges, so other metrics
+for every point) or a recipe edit none of the curve's points holds, File > Export Report still drew the curve as
+this recipe's, nothing saying it was out of date."""
+
+from __future__ import annotations
+
+import pytest
+from latency_fakes import quantized_faster
+from test_app_flow import run_job
+
+from workbench.qt.commands import push_edit
+
+NO_CURVE = "No autotune curve in this report"
+
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(monkeypatch):
+    quantized_faster(monkeypatch)  # every unit quantized, whatever this machine measures
+
+
+def _autotune_section(qtbot, win, path) -> str:
+    state, res = run_job(qtbot, win, lambda: win.export_report_to(path), timeout=300_000)
+    assert state == "succeeded", res
+    return path.read_text(encoding="utf-8").split('<section id="autotune"', 1)[1].split("</section>", 1)[0]
+
+
+def test_a_curve_of_other_rows_or_another_recipe_is_left_out_of_the_report(qtbot, window, open_file, corpus, tmp_path):
+    win, panel = window, window.autotune_panel
+    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
+    win.calibration.samples.setValue(8)
+    win.calibration.choose_first.setChecked(False)
+    win.evaluate_panel.settings.set_metric("cosine")
+    win.evaluate_panel.settings.samples.setValue(16)
+    panel.target.setValue(0.0)
+    state, res = run_job(qtbot, win, win.act_autotune.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    assert NO_CURVE not in _autotune_section(qtbot, win, tmp_path / "current.html")
+
+    win.calibration.samples.setValue(5)  # other rows: other ranges, other metrics
+    assert NO_CURVE in _autotune_section(qtbot, win, tmp_path / "other_rows.html")
+    win.calibration.samples.setValue(8)  # its rows again
+    assert NO_CURVE not in _autotune_section(qtbot, win, tmp_path / "rows_again.html")
+
+    edited = win.doc.recipe.model_copy(deep=True)
+    edited.reduce_range = True  # a recipe none of the curve's points holds
+    assert all(e["recipe"] != edited.to_json() for e in panel.points)
+    assert push_edit(win.doc, edited, "Reduce range")
+    assert NO_CURVE in _autotune_section(qtbot, win, tmp_path / "other_recipe.html")
+    win.doc.undo_stack.undo()
+    assert NO_CURVE not in _autotune_section(qtbot, win, tmp_path / "undone.html")
+    index = next(i for i, e in enumerate(panel.points) if e["recipe"] != win.doc.recipe.to_json())
+    assert win.evaluation.apply_point(index)  # a point of the curve: still its recipes
+    assert NO_CURVE not in _autotune_section(qtbot, win, tmp_path / "applied.html")
