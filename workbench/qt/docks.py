@@ -21,6 +21,8 @@ front of its tabs, but the rows above and under the graph never take more than
 graph a strip), and while the result docks have nothing to show (the app starts with no model) each row
 is one line high (:func:`shrink_empty_rows`; the empty Errors dock came back at a third of the window): the
 row gets the user's saved height back when a dock in it has something to show (:func:`restore_row`).
+Another model opened with no results gets the Errors row one line high again, waiting for its first result, as at
+a fresh open (:func:`fresh_errors_row`; the row kept the last result's height), unless the user set its height by hand.
 A smaller window keeps each column of docks (right or left of the graph) and each row at its share of the window's
 width and height (:func:`keep_column_shares`, :func:`keep_row_shares`): Qt took all of it from the graph.
 """
@@ -132,6 +134,10 @@ COLUMNS = (Area.RightDockWidgetArea, Area.LeftDockWidgetArea)
 #: narrower (or wider again) with the window
 COLUMN_SHARE = "columnShareOfWindow"
 
+#: dock property: the height (pixels) the app last gave the dock's row (a first launch's line, a result's
+#: :data:`SIDE_BY_SIDE_HEIGHT`, a fit, a share kept with the window); a row of another height was sized by hand
+APP_HEIGHT = "appRowHeight"
+
 #: docks whose table gets room for a few rows when it fills (:class:`workbench.qt.table_room.TableRoom`)
 TABLE_DOCKS = ("Sensitivity", "Cost")
 
@@ -169,6 +175,8 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
     doc.resultsChanged.connect(lambda: doc.errors and reveal(window, docks, "Errors"))
     # a restored row shrunk while empty: a model fills the docks in front other than Errors (Problems, Cost)
     doc.modelChanged.connect(lambda: _restore_filled_rows(window, docks))
+    # another model, no results yet: the Errors row one line high again, as at a fresh open
+    doc.modelChanged.connect(lambda: doc.errors or doc.quant_summary is not None or fresh_errors_row(window, docks))
     # an already-quantized file: the Errors dock says what its errors need and offers the comparison
     # (a few lines: the row is as high as they are, and grows with the first result as usual)
     doc.modelChanged.connect(lambda: doc.quant_summary is not None and reveal(window, docks, "Errors", fit=True))
@@ -234,8 +242,10 @@ def first_sizes(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
     size_side_column(window, docks)
     errors = docks["Errors"]
     if errors.isVisible() and not errors.isFloating() and window.dockWidgetArea(errors) in ROWS:
-        window.resizeDocks([errors], [line_height(errors)], Qt.Orientation.Vertical)
+        line = line_height(errors)
+        window.resizeDocks([errors], [line], Qt.Orientation.Vertical)
         errors.setProperty(SIZED, True)
+        errors.setProperty(APP_HEIGHT, line)
 
 
 def line_height(dock: QDockWidget) -> int:
@@ -290,6 +300,31 @@ def restore_row(window: QMainWindow, docks: dict[str, QDockWidget], dock: QDockW
     if shown:
         window.resizeDocks(shown, [int(height)] * len(shown), Qt.Orientation.Vertical)
     return True
+
+
+def fresh_errors_row(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
+    """A model opened with no results: the Errors row a result grew (or a fit) back to one line high, Errors in
+    front, waiting for the model's first result to grow it again, as at a fresh open. A row whose height the
+    user set by hand (not :data:`APP_HEIGHT`) is left as it is."""
+    errors = docks["Errors"]
+    ours = errors.property(APP_HEIGHT)
+    if not errors.isVisible() or errors.isFloating() or window.dockWidgetArea(errors) not in ROWS:
+        return
+    if not ours or abs(errors.height() - int(ours)) > 1:
+        return
+    errors.raise_()
+    errors.setProperty(WAITING, True)
+
+    def shrink() -> None:  # the line measured on the placeholder, not on the last model's bars
+        if errors.property(WAITING) and errors.isVisible() and not errors.isFloating():
+            errors.widget().layout().activate()
+            errors.widget().wrapped_height.hold()  # its minimum still counted the last model's histogram
+            line = line_height(errors)
+            errors.setProperty(APP_HEIGHT, line)
+            window.resizeDocks([errors], [line], Qt.Orientation.Vertical)
+
+    # the window shows the new model's empty results a turn after the model changed (it defers them): after that
+    QTimer.singleShot(0, lambda: QTimer.singleShot(0, shrink))
 
 
 def _restore_filled_rows(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
@@ -361,6 +396,8 @@ def _keep_shares(window: QMainWindow, docks: dict[str, QDockWidget], areas: tupl
             window.resizeDocks(shown, [want] * len(shown), orientation)
             for dock in shown:
                 dock.setProperty(prop, [share, want])
+                if not across and dock.property(APP_HEIGHT) == now:  # the app's height, kept with the window
+                    dock.setProperty(APP_HEIGHT, want)
             if across:
                 window.layout().activate()  # the docks under the graph at their new width: their lines wrap anew
 
@@ -471,6 +508,7 @@ def _fit_row(window: QMainWindow, dock: QDockWidget) -> None:
     want = min(content_height(dock), int(SIDE_BY_SIDE_HEIGHT * window.height()))
     if dock.height() != want:
         window.resizeDocks([dock], [want], Qt.Orientation.Vertical)
+    dock.setProperty(APP_HEIGHT, want)
     refit = dock.findChild(_Refit)
     if refit is None:
         refit = _Refit(window, dock)
@@ -576,3 +614,4 @@ def _grow_row(window: QMainWindow, dock: QDockWidget, exactly: bool = False) -> 
     want = int(SIDE_BY_SIDE_HEIGHT * window.height())
     if dock.height() < want or exactly and dock.height() != want:
         window.resizeDocks([dock], [want], Qt.Orientation.Vertical)
+        dock.setProperty(APP_HEIGHT, want)
