@@ -146,16 +146,14 @@ def test_sweep_cancel_keeps_previous_state(qtbot, window, open_file, corpus):
 def test_sweep_executor_setting_runs_the_sweep_on_ray(qtbot, window, open_file, corpus, monkeypatch, dialogs):
     """Run > Sweep Executor... keeps the choice; the next sweep runs its tasks on a private local Ray
     instance and shows the same table as the core inline; a bad choice is refused by name."""
-    from PySide6.QtWidgets import QInputDialog
+    from workbench.qt import executor_dialog, settings
 
-    from workbench.qt import settings
-
-    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("dask", True))
+    monkeypatch.setattr(executor_dialog, "ask_executor", lambda *a, **k: "dask")
     assert window.choose_executor() is None and settings.executor() == "threads"
     assert [(k, title) for k, title, text in dialogs] == [("critical", "Sweep executor")]
     assert "Unknown executor 'dask'" in dialogs[0][2]
     dialogs.clear()
-    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("ray", True))
+    monkeypatch.setattr(executor_dialog, "ask_executor", lambda *a, **k: "ray")
     assert window.act_sweep_executor in window.menuBar().actions()[-2].menu().actions()  # Run menu
     assert window.choose_executor() == "ray" and settings.executor() == "ray"
     open_file(window, corpus / DIGITS)

@@ -5,7 +5,9 @@ error's line only after the box closed, and File > Sweep Executor's refusal neve
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QInputDialog, QMessageBox
+from PySide6.QtWidgets import QMessageBox
+
+from workbench.qt import executor_dialog
 
 
 def _status_at_each_box(monkeypatch, window) -> list:
@@ -29,6 +31,6 @@ def test_a_slots_error_is_on_the_status_line_while_its_box_is_open(qtbot, window
 def test_a_refused_sweep_executor_is_on_the_status_line_while_its_box_is_open(qtbot, window, monkeypatch):
     window.set_status("Saved earlier.")
     seen = _status_at_each_box(monkeypatch, window)
-    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("bogus", True)))
+    monkeypatch.setattr(executor_dialog, "ask_executor", lambda *a, **k: "bogus")
     assert window.choose_executor() is None
     assert seen == [("Sweep executor", "Unknown executor 'bogus'.")]

@@ -21,7 +21,6 @@ from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
-    QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -39,7 +38,7 @@ from workbench.core.issues import IssueCode
 from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.core.progress import COMPARE_PHASES
 from workbench.core.wording import count
-from workbench.qt import actions, autosave, data_open, dialogs, docks, help_menu, settings
+from workbench.qt import actions, autosave, data_open, dialogs, docks, executor_dialog, help_menu, settings
 from workbench.qt.actions import COLOR_MODES, canvas_mode
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.cancel_text import (
@@ -2364,14 +2363,9 @@ class MainWindow(QMainWindow):
         """Ask where the sensitivity sweep runs (kept in the settings): in the app, on a private local
         Ray instance, or on a Ray cluster at an address. Returns the new choice, or None if cancelled."""
         current = settings.executor()
-        spec, ok = QInputDialog.getText(
-            self, "Sweep executor", "Where the sweep's tasks run: threads (in the app, one per core; the "
-            "default), inline (in the app, one thread), ray (a private local Ray instance) or ray:HOST:PORT (an "
-            "existing cluster; needs pip install 'onnx-quant-workbench[ray]'):",
-            text=current)
-        if not ok:
+        spec = executor_dialog.ask_executor(self, current)
+        if spec is None:
             return None
-        spec = spec.strip() or "threads"
         try:
             if spec not in ("threads", "inline"):
                 if not spec.startswith("ray"):
