@@ -212,6 +212,17 @@ class CostPanel(QWidget):
             self.summary.setText(self.summary_text())
         elif self.doc.model is None:
             self.summary.setText("Open a model to see its cost.")
+        else:  # a model with no figures yet: never the totals of the one before
+            self.summary.setText(self.pending_text())
+
+    def pending_text(self) -> str:
+        """The summary while the open model's cost is not counted yet (the panel hidden, or a count running)."""
+        if self.doc.quant_summary is not None:
+            return self.quantized_text()
+        name = self.doc.model_path.name if self.doc.model_path else "the model"
+        if self.isVisible():
+            return f"Computing the cost of {name}..."
+        return f"The cost of {name} is counted when this panel is shown (View > Cost)."
 
     def quantized_text(self) -> str:
         """The panel's text for an already-quantized file (it has no float cost or plan to count)."""
