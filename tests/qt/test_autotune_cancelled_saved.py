@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from finished_runs import finished_autotune
 from latency_fakes import quantized_faster
 from test_app_flow import run_job
 
@@ -46,14 +47,7 @@ def test_a_cancelled_run_replaces_the_earlier_curve_in_the_project_and_the_repor
     qtbot, window, open_file, corpus, tmp_path, monkeypatch
 ):
     win, panel = window, window.autotune_panel
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.choose_first.setChecked(False)
-    win.evaluate_panel.settings.set_metric("cosine")
-    win.evaluate_panel.settings.samples.setValue(16)
-    panel.target.setValue(0.0)
-    state, res = run_job(qtbot, win, win.act_autotune.trigger, timeout=300_000)
-    assert state == "succeeded", res
+    res = finished_autotune(qtbot, win, open_file, corpus)
     finished = [e["recipe"] for e in res["curve"]]
     assert len(finished) >= 2
 

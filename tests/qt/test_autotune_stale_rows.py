@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from finished_runs import finished_autotune
 from latency_fakes import quantized_faster
-from test_app_flow import run_job
 
 CHANGED = "The calibration data changed since: autotune again (Shift+F9)."
 
@@ -25,15 +25,7 @@ def test_a_curve_of_other_calibration_rows_is_out_of_date_and_stays_so_when_reop
     qtbot, window, open_file, corpus, tmp_path, save_prompts
 ):
     win, panel = window, window.autotune_panel
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.choose_first.setChecked(False)
-    settings = win.evaluate_panel.settings
-    settings.set_metric("cosine")
-    settings.samples.setValue(16)
-    panel.target.setValue(0.0)
-    state, res = run_job(qtbot, win, win.act_autotune.trigger, timeout=300_000)
-    assert state == "succeeded", res
+    res = finished_autotune(qtbot, win, open_file, corpus)
     measured = len(res["curve"])
     assert measured >= 2 and CHANGED not in panel.summary.text()
 
@@ -55,14 +47,7 @@ def test_a_curve_of_other_calibration_rows_is_out_of_date_and_stays_so_when_reop
 
 def test_a_curve_of_the_current_rows_is_saved_as_it_is_shown(qtbot, window, open_file, corpus, tmp_path):
     win, panel = window, window.autotune_panel
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.choose_first.setChecked(False)
-    win.evaluate_panel.settings.set_metric("cosine")
-    win.evaluate_panel.settings.samples.setValue(16)
-    panel.target.setValue(0.0)
-    state, res = run_job(qtbot, win, win.act_autotune.trigger, timeout=300_000)
-    assert state == "succeeded", res
+    finished_autotune(qtbot, win, open_file, corpus)
     project = win.save_project_to(tmp_path / "tuned.wbproj")
     assert json.loads(project.read_text())["results"]["autotune"] == win.doc.autotune
     assert "on_current_data" not in win.doc.autotune
@@ -76,15 +61,8 @@ def test_a_curve_of_other_eval_settings_says_what_it_was_measured_with(
     """The panel's line above the curve names the Evaluate panel's settings the next run uses: after a new sample
     count it read "cosine on eval.npz, 8 samples" above a curve measured on 16, nothing saying so."""
     win, panel = window, window.autotune_panel
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.choose_first.setChecked(False)
+    finished_autotune(qtbot, win, open_file, corpus)
     settings = win.evaluate_panel.settings
-    settings.set_metric("cosine")
-    settings.samples.setValue(16)
-    panel.target.setValue(0.0)
-    state, res = run_job(qtbot, win, win.act_autotune.trigger, timeout=300_000)
-    assert state == "succeeded", res
     other = (
         " Measured with cosine on eval.npz, 16 samples; the Evaluate panel's settings changed since: autotune "
         "again (Shift+F9)."

@@ -8,6 +8,7 @@ this recipe's, nothing saying it was out of date."""
 from __future__ import annotations
 
 import pytest
+from finished_runs import finished_autotune
 from latency_fakes import quantized_faster
 from test_app_flow import run_job
 
@@ -29,14 +30,7 @@ def _autotune_section(qtbot, win, path) -> str:
 
 def test_a_curve_of_other_rows_or_another_recipe_is_left_out_of_the_report(qtbot, window, open_file, corpus, tmp_path):
     win, panel = window, window.autotune_panel
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.choose_first.setChecked(False)
-    win.evaluate_panel.settings.set_metric("cosine")
-    win.evaluate_panel.settings.samples.setValue(16)
-    panel.target.setValue(0.0)
-    state, res = run_job(qtbot, win, win.act_autotune.trigger, timeout=300_000)
-    assert state == "succeeded", res
+    finished_autotune(qtbot, win, open_file, corpus)
     assert NO_CURVE not in _autotune_section(qtbot, win, tmp_path / "current.html")
 
     win.calibration.samples.setValue(5)  # other rows: other ranges, other metrics
