@@ -32,3 +32,9 @@ def finished_autotune(qtbot, win, open_file, corpus: Path) -> dict:
     win.evaluate_panel.settings.samples.setValue(16)
     win.autotune_panel.target.setValue(0.0)
     return finished(qtbot, win, win.act_autotune)
+
+
+def finished_sweep(qtbot, win, open_file, model: Path) -> dict:
+    """``model`` calibrated and swept end to end (Run > Sensitivity); returns the sweep's result."""
+    calibrated(win, open_file, model)
+    return finished(qtbot, win, win.act_sensitivity)

@@ -7,6 +7,7 @@ figures in the page as this model's, beside figures measured on the new rows."""
 from __future__ import annotations
 
 import pytest
+from finished_runs import finished_sweep
 from latency_fakes import quantized_faster
 from test_app_flow import run_job
 
@@ -26,11 +27,7 @@ def sweep_section(qtbot, win, path) -> str:
 
 def test_a_sweep_of_other_rows_is_left_out_of_the_report(qtbot, window, open_file, corpus, tmp_path):
     win = window
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.choose_first.setChecked(False)
-    state, res = run_job(qtbot, win, win.act_sensitivity.trigger, timeout=300_000)
-    assert state == "succeeded", res
+    finished_sweep(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
     swept = sweep_section(qtbot, win, tmp_path / "current.html")
     assert NO_SWEEP not in swept and f"({win.doc.sensitivity.samples} samples," in swept
 

@@ -7,8 +7,8 @@ named the figure as current above the same colours."""
 from __future__ import annotations
 
 import pytest
+from finished_runs import finished, finished_sweep
 from latency_fakes import quantized_faster
-from test_app_flow import run_job
 
 from workbench.qt.app_window import COLOR_MODES
 from workbench.qt.commands import push_edit, set_exclude
@@ -24,11 +24,7 @@ def _latency_scripted(monkeypatch):
 
 def test_the_sweep_colours_legend_follows_the_sweep_out_of_date_and_back(qtbot, window, open_file, corpus):
     win = window
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.choose_first.setChecked(False)
-    state, res = run_job(qtbot, win, win.act_sensitivity.trigger, timeout=300_000)
-    assert state == "succeeded", res
+    finished_sweep(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
     assert win.canvas.error_label() == CURRENT and not win.sensitivity.stale
     colours = dict(win.canvas._errors)
     # a Conv the sweep does not suggest keeping float (its suggestion applied keeps the sweep current)
@@ -50,6 +46,5 @@ def test_the_sweep_colours_legend_follows_the_sweep_out_of_date_and_back(qtbot, 
     assert win.canvas.error_label() == STALE and COLOR_MODES[win.color_mode.currentIndex()] == "dtype"
     win.calibration.samples.setValue(8)
     assert win.canvas.error_label() == CURRENT
-    state, res = run_job(qtbot, win, win.act_sensitivity.trigger, timeout=300_000)  # swept again: current
-    assert state == "succeeded", res
+    finished(qtbot, win, win.act_sensitivity)  # swept again: current
     assert win.canvas.error_label() == CURRENT

@@ -7,9 +7,9 @@ float."""
 from __future__ import annotations
 
 import pytest
+from finished_runs import finished_sweep
 from latency_fakes import quantized_faster
 from PySide6.QtCore import Qt
-from test_app_flow import run_job
 
 from workbench.qt.commands import push_edit, set_exclude
 
@@ -36,11 +36,7 @@ def grey_rows(panel) -> set[str]:
 
 def test_the_bold_and_greyed_rows_are_said(qtbot, window, open_file, corpus):
     win = window
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.choose_first.setChecked(False)
-    state, res = run_job(qtbot, win, win.act_sensitivity.trigger, timeout=300_000)
-    assert state == "succeeded", res
+    finished_sweep(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
     panel, suggested = win.sensitivity, set(win.doc.suggestion)
     assert suggested and bold_rows(panel) == suggested and not grey_rows(panel)
     assert f"Rows {BOLD}." in panel.summary.text() and GREY not in panel.summary.text()

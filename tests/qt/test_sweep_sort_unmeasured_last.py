@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from finished_runs import finished, finished_sweep
 from latency_fakes import quantized_faster
 from PySide6.QtCore import Qt
-from test_app_flow import run_job
 
 from workbench.core.api import FIGURES
 
@@ -28,11 +28,7 @@ def column(panel, key: str) -> list[float]:
 
 def test_unmeasured_units_sort_last_both_ways(qtbot, window, open_file, corpus):
     win = window
-    open_file(win, corpus / "ppocr_mobile_v2_cls/model.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.choose_first.setChecked(False)
-    state, res = run_job(qtbot, win, win.act_sensitivity.trigger, timeout=300_000)
-    assert state == "succeeded", res
+    finished_sweep(qtbot, win, open_file, corpus / "ppocr_mobile_v2_cls/model.onnx")
     panel = win.sensitivity
     measured = [r.gain_db for r in win.doc.sensitivity.rows if not math.isnan(r.gain_db)]
     unmeasured = len(win.doc.sensitivity.rows) - len(measured)
@@ -48,6 +44,5 @@ def test_unmeasured_units_sort_last_both_ways(qtbot, window, open_file, corpus):
         assert all(math.isnan(v) for v in shown[len(measured) :])
     # the sweep's own order: worst first by "only quantized", the unmeasured last
     only = [r.only_quant_db for r in win.doc.sensitivity.rows if not math.isnan(r.only_quant_db)]
-    state, res = run_job(qtbot, win, win.act_sensitivity.trigger, timeout=300_000)
-    assert state == "succeeded", res
+    finished(qtbot, win, win.act_sensitivity)
     assert column(panel, "only_quant_db")[: len(only)] == sorted(only)
