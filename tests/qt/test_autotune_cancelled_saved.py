@@ -12,6 +12,7 @@ import json
 import pytest
 from finished_runs import finished_autotune
 from latency_fakes import quantized_faster
+from report_sections import report_section
 from test_app_flow import run_job
 
 from workbench.core.jobs import JOBS
@@ -35,12 +36,6 @@ class _WaitAfterPoint:
     def partial(self, data) -> None:
         self._job.partial.emit(data)
         self._cancel._event.wait(60)
-
-
-def _autotune_section(qtbot, win, path) -> str:
-    state, res = run_job(qtbot, win, lambda: win.export_report_to(path), timeout=300_000)
-    assert state == "succeeded", res
-    return path.read_text(encoding="utf-8").split('<section id="autotune"', 1)[1].split("</section>", 1)[0]
 
 
 def test_a_cancelled_run_replaces_the_earlier_curve_in_the_project_and_the_report(
@@ -72,7 +67,7 @@ def test_a_cancelled_run_replaces_the_earlier_curve_in_the_project_and_the_repor
     saved = json.loads(project.read_text())["results"]["autotune"]
     assert saved["cancelled"] is True and [e["recipe"] for e in saved["result"]["curve"]] == shown
 
-    section = _autotune_section(qtbot, win, tmp_path / "cancelled.html")
+    section = report_section(qtbot, win, tmp_path / "cancelled.html", "autotune")
     assert "No autotune curve" not in section
     assert f"Autotune was cancelled after {len(shown)} recipes" in section
     assert panel.summary.text().startswith(f"Autotune cancelled after {len(shown)} recipe")
@@ -82,5 +77,5 @@ def test_a_cancelled_run_replaces_the_earlier_curve_in_the_project_and_the_repor
     open_file(win, project)
     assert panel.final is None and [e["recipe"] for e in panel.points] == shown
     assert panel.summary.text().startswith(f"Autotune cancelled after {len(shown)} recipe")
-    assert f"Autotune was cancelled after {len(shown)} recipes" in _autotune_section(
-        qtbot, win, tmp_path / "reopened.html")
+    reopened = report_section(qtbot, win, tmp_path / "reopened.html", "autotune")
+    assert f"Autotune was cancelled after {len(shown)} recipes" in reopened

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from finished_runs import finished_autotune
 from latency_fakes import quantized_faster
-from test_app_flow import run_job
+from report_sections import report_section
 
 from workbench.qt.commands import push_edit
 
@@ -22,29 +22,23 @@ def _latency_scripted(monkeypatch):
     quantized_faster(monkeypatch)  # every unit quantized, whatever this machine measures
 
 
-def _autotune_section(qtbot, win, path) -> str:
-    state, res = run_job(qtbot, win, lambda: win.export_report_to(path), timeout=300_000)
-    assert state == "succeeded", res
-    return path.read_text(encoding="utf-8").split('<section id="autotune"', 1)[1].split("</section>", 1)[0]
-
-
 def test_a_curve_of_other_rows_or_another_recipe_is_left_out_of_the_report(qtbot, window, open_file, corpus, tmp_path):
     win, panel = window, window.autotune_panel
     finished_autotune(qtbot, win, open_file, corpus)
-    assert NO_CURVE not in _autotune_section(qtbot, win, tmp_path / "current.html")
+    assert NO_CURVE not in report_section(qtbot, win, tmp_path / "current.html", "autotune")
 
     win.calibration.samples.setValue(5)  # other rows: other ranges, other metrics
-    assert NO_CURVE in _autotune_section(qtbot, win, tmp_path / "other_rows.html")
+    assert NO_CURVE in report_section(qtbot, win, tmp_path / "other_rows.html", "autotune")
     win.calibration.samples.setValue(8)  # its rows again
-    assert NO_CURVE not in _autotune_section(qtbot, win, tmp_path / "rows_again.html")
+    assert NO_CURVE not in report_section(qtbot, win, tmp_path / "rows_again.html", "autotune")
 
     edited = win.doc.recipe.model_copy(deep=True)
     edited.reduce_range = True  # a recipe none of the curve's points holds
     assert all(e["recipe"] != edited.to_json() for e in panel.points)
     assert push_edit(win.doc, edited, "Reduce range")
-    assert NO_CURVE in _autotune_section(qtbot, win, tmp_path / "other_recipe.html")
+    assert NO_CURVE in report_section(qtbot, win, tmp_path / "other_recipe.html", "autotune")
     win.doc.undo_stack.undo()
-    assert NO_CURVE not in _autotune_section(qtbot, win, tmp_path / "undone.html")
+    assert NO_CURVE not in report_section(qtbot, win, tmp_path / "undone.html", "autotune")
     index = next(i for i, e in enumerate(panel.points) if e["recipe"] != win.doc.recipe.to_json())
     assert win.evaluation.apply_point(index)  # a point of the curve: still its recipes
-    assert NO_CURVE not in _autotune_section(qtbot, win, tmp_path / "applied.html")
+    assert NO_CURVE not in report_section(qtbot, win, tmp_path / "applied.html", "autotune")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from finished_runs import finished_sweep
 from latency_fakes import quantized_faster
-from test_app_flow import run_job
+from report_sections import report_section
 
 NO_SWEEP = "No end-to-end sweep in this report"
 
@@ -19,20 +19,14 @@ def _latency_scripted(monkeypatch):
     quantized_faster(monkeypatch)  # every unit quantized, whatever this machine measures
 
 
-def sweep_section(qtbot, win, path) -> str:
-    state, res = run_job(qtbot, win, lambda: win.export_report_to(path), timeout=300_000)
-    assert state == "succeeded", res
-    return path.read_text(encoding="utf-8").split('<section id="sensitivity"', 1)[1].split("</section>", 1)[0]
-
-
 def test_a_sweep_of_other_rows_is_left_out_of_the_report(qtbot, window, open_file, corpus, tmp_path):
     win = window
     finished_sweep(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
-    swept = sweep_section(qtbot, win, tmp_path / "current.html")
+    swept = report_section(qtbot, win, tmp_path / "current.html", "sensitivity")
     assert NO_SWEEP not in swept and f"({win.doc.sensitivity.samples} samples," in swept
 
     win.calibration.samples.setValue(5)  # other rows: the sweep is out of date
     assert win.sensitivity.stale
-    assert NO_SWEEP in sweep_section(qtbot, win, tmp_path / "other_rows.html")
+    assert NO_SWEEP in report_section(qtbot, win, tmp_path / "other_rows.html", "sensitivity")
     win.calibration.samples.setValue(8)  # its rows again
-    assert NO_SWEEP not in sweep_section(qtbot, win, tmp_path / "again.html")
+    assert NO_SWEEP not in report_section(qtbot, win, tmp_path / "again.html", "sensitivity")
