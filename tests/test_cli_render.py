@@ -110,34 +110,26 @@ def test_render_draws_the_colour_legend_into_png_and_svg(corpus, tmp_path):
         assert label in texts, label
 
 
+def _example_and_export(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The bundled digits CNN, its calibration data and our cpu-u8s8 export of it (8 samples) in ``tmp_path``."""
+    float_path, calib, export = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz", tmp_path / "q.onnx"
+    api.export(api.quantize(api.open_model(float_path), api.make_recipe("cpu-u8s8"), data=str(calib), samples=8),
+               export)
+    return float_path, calib, export
+
+
+def _render_compare(first: Path, second: Path, calib: Path, out: Path, *extra: str) -> int:
+    """``workbench-cli render FIRST --compare SECOND --data CALIB --samples 8 [EXTRA...] -o OUT``; its exit code."""
+    return main(["render", str(first), "--compare", str(second), "--data", str(calib), "--samples", "8", *extra,
+                 "-o", str(out)])
+
+
 @pytest.mark.slow
 def test_render_compare_draws_both_panes(tmp_path, capsys):
     """``render FLOAT --compare QUANTIZED``: the float graph and our export of it side by side."""
-    float_path, calib, export = (
-        EXAMPLE / "digits_cnn.onnx",
-        EXAMPLE / "digits_cnn_calib.npz",
-        tmp_path / "q.onnx",
-    )
-    model = api.open_model(float_path)
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(calib), samples=8), export)
+    float_path, calib, export = _example_and_export(tmp_path)
     svg = tmp_path / "panes.svg"
-    assert (
-        main(
-            [
-                "render",
-                str(float_path),
-                "--compare",
-                str(export),
-                "--data",
-                str(calib),
-                "--samples",
-                "8",
-                "-o",
-                str(svg),
-            ]
-        )
-        == 0
-    )
+    assert _render_compare(float_path, export, calib, svg) == 0
     text = svg.read_text(encoding="utf-8")
     assert ">Float: digits_cnn.onnx<" in text and ">Quantized: q.onnx<" in text
     convs = sum(n.op_type == "Conv" for n in onnx.load(str(float_path)).graph.node)
@@ -164,23 +156,7 @@ def test_render_compare_draws_both_panes(tmp_path, capsys):
     # given the other way round (the quantized file first): drawn in the order FLOAT QUANTIZED, with a note
     capsys.readouterr()
     swapped = tmp_path / "swapped.svg"
-    assert (
-        main(
-            [
-                "render",
-                str(export),
-                "--compare",
-                str(float_path),
-                "--data",
-                str(calib),
-                "--samples",
-                "8",
-                "-o",
-                str(swapped),
-            ]
-        )
-        == 0
-    )
+    assert _render_compare(export, float_path, calib, swapped) == 0
     notes = [
         line
         for line in capsys.readouterr().err.splitlines()
@@ -213,35 +189,9 @@ def test_render_compare_key_wraps_between_entries(tmp_path, side):
     """The key strip above the two panes wrapped inside its entries ("green frame: added by the quantizer edge
     pills (u8): Q/DQ pair" then "inserted; w: ..." at 1172 px; "w:" then "weight DQ" at other widths): each of
     its lines now holds whole entries."""
-    float_path, calib, export = (
-        EXAMPLE / "digits_cnn.onnx",
-        EXAMPLE / "digits_cnn_calib.npz",
-        tmp_path / "q.onnx",
-    )
-    api.export(
-        api.quantize(api.open_model(float_path), api.make_recipe("cpu-u8s8"), data=str(calib), samples=8),
-        export,
-    )
+    float_path, calib, export = _example_and_export(tmp_path)
     svg = tmp_path / "panes.svg"
-    assert (
-        main(
-            [
-                "render",
-                str(float_path),
-                "--compare",
-                str(export),
-                "--data",
-                str(calib),
-                "--samples",
-                "8",
-                "--max-side",
-                side,
-                "-o",
-                str(svg),
-            ]
-        )
-        == 0
-    )
+    assert _render_compare(float_path, export, calib, svg, "--max-side", side) == 0
     texts = [t.replace("\u2060", "") for t in svg_texts(svg.read_text(encoding="utf-8"))]
     key = [
         t
